@@ -1,0 +1,86 @@
+//! Wiring: from a [`Config`] to a running service (store, robots.txt, site, HTTP app).
+
+use std::sync::Arc;
+
+use axum::http::HeaderValue;
+
+use crate::cache::PageCache;
+use crate::config::Config;
+use crate::http::App;
+use crate::metrics::Metrics;
+use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
+use crate::sitemap::EntryRules;
+use crate::site::Site;
+use crate::store::{Store, StoreError};
+
+/// Why the service could not start. Configuration problems exit 2, the rest 1.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("ROBOTS_TEMPLATE={path:?}: cannot read it ({reason})")]
+    TemplateUnreadable { path: String, reason: String },
+    #[error("{0}")]
+    Robots(#[from] RobotsError),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind { addr: String, reason: String },
+}
+
+impl StartError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Config(_) | Self::TemplateUnreadable { .. } | Self::Robots(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The robots.txt this configuration serves, and its parsed rules.
+pub struct ServedRobots {
+    pub body: String,
+    pub rules: Arc<RobotsTxt>,
+}
+
+/// Renders and validates robots.txt; a template error stops the start with its line number.
+pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
+    let template = match &config.robots_template {
+        None => robots::BUILTIN_TEMPLATE.to_string(),
+        Some(path) => std::fs::read_to_string(path).map_err(|e| StartError::TemplateUnreadable {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?,
+    };
+    let context = RobotsContext {
+        base_url: config.base_url.as_str().to_string(),
+        sitemap_index_url: config.index_url(),
+        environment: config.environment,
+        extra_sitemaps: config.extra_sitemaps.clone(),
+    };
+    let body = robots::render(&template, &context)?;
+    let rules = Arc::new(RobotsTxt::parse(&body)?);
+    Ok(ServedRobots { body, rules })
+}
+
+/// The rules every entry passes, with robots.txt consistency applied.
+pub fn entry_rules(config: &Config, robots: &ServedRobots) -> EntryRules {
+    EntryRules::new(config.base_url.clone(), Some(robots.rules.clone()), config.check_agents.clone())
+}
+
+/// Connects, migrates, measures every page once, and returns the HTTP app.
+pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
+    let robots = served_robots(config)?;
+    let store = Store::connect(config).await?;
+    store.migrate().await?;
+    let site = Site::open(config, store, entry_rules(config, &robots), robots.body).await?;
+    Ok(Arc::new(App {
+        site,
+        cache: PageCache::new(config.cache_budget_bytes),
+        metrics: Arc::new(Metrics::new()),
+        cache_control: HeaderValue::from_str(&config.cache_control).unwrap_or(HeaderValue::from_static("public, max-age=300")),
+        staging: config.environment == Environment::Staging,
+    }))
+}

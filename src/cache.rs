@@ -1,0 +1,245 @@
+//! In-memory cache of rendered `.xml.gz` pages, with single flight.
+//!
+//! Many requests for the same cold page cause one render: the first starts it, everyone
+//! (the first included) follows the same chunk list as it grows, so all of them stream from the
+//! first byte without waiting for the end. A finished page stays cached, keyed by its
+//! fingerprint, while the total stays within the budget (oldest out first).
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use futures::stream::{self, BoxStream, StreamExt};
+use tokio::sync::watch;
+
+use crate::sitemap::Fingerprint;
+
+/// A page version: site, page number and the fingerprint of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PageKey {
+    pub site: Arc<str>,
+    pub page_no: i64,
+    pub fingerprint: Fingerprint,
+}
+
+/// Where a request gets its bytes from.
+pub enum Lookup {
+    /// The whole gzip file, from the cache.
+    Cached(Bytes),
+    /// A render in progress (started by this request if `started`).
+    Flight { flight: Arc<Flight>, started: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Progress {
+    Running(usize),
+    Done(usize),
+    Failed,
+}
+
+/// One render in progress: the chunks so far and how far it got.
+pub struct Flight {
+    chunks: Mutex<Vec<Bytes>>,
+    progress: watch::Sender<Progress>,
+}
+
+impl Flight {
+    fn new() -> Self {
+        Self {
+            chunks: Mutex::new(Vec::new()),
+            progress: watch::channel(Progress::Running(0)).0,
+        }
+    }
+
+    pub fn push(&self, chunk: Bytes) {
+        if chunk.is_empty() {
+            return;
+        }
+        let mut chunks = self.chunks.lock().expect("flight lock");
+        chunks.push(chunk);
+        self.progress.send_replace(Progress::Running(chunks.len()));
+    }
+
+    fn finish(&self) -> Bytes {
+        let chunks = self.chunks.lock().expect("flight lock");
+        self.progress.send_replace(Progress::Done(chunks.len()));
+        let mut whole = BytesMut::with_capacity(chunks.iter().map(Bytes::len).sum());
+        for c in chunks.iter() {
+            whole.extend_from_slice(c);
+        }
+        whole.freeze()
+    }
+
+    fn fail(&self) {
+        self.progress.send_replace(Progress::Failed);
+    }
+
+    /// The file from its first byte, as fast as the render produces it. A failed render ends
+    /// the stream with an error, so the response is aborted rather than cut short silently.
+    pub fn follow(self: Arc<Self>) -> BoxStream<'static, io::Result<Bytes>> {
+        let rx = self.progress.subscribe();
+        stream::unfold((self, rx, 0usize), |(flight, mut rx, next)| async move {
+            loop {
+                if next == usize::MAX {
+                    return None;
+                }
+                let progress = *rx.borrow_and_update();
+                let available = match progress {
+                    Progress::Running(n) | Progress::Done(n) => n,
+                    Progress::Failed => {
+                        let err = io::Error::other("render failed");
+                        return Some((Err(err), (flight, rx, usize::MAX)));
+                    }
+                };
+                if next < available {
+                    let chunk = flight.chunks.lock().expect("flight lock")[next].clone();
+                    return Some((Ok(chunk), (flight, rx, next + 1)));
+                }
+                if matches!(progress, Progress::Done(_)) || rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    ready: HashMap<PageKey, Bytes>,
+    order: VecDeque<PageKey>,
+    used: usize,
+    flights: HashMap<PageKey, Arc<Flight>>,
+}
+
+/// Rendered pages within a byte budget, and the renders under way.
+pub struct PageCache {
+    budget: usize,
+    inner: Mutex<Inner>,
+}
+
+impl PageCache {
+    pub fn new(budget_bytes: usize) -> Self {
+        Self {
+            budget: budget_bytes,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The cached file, the render under way, or a new flight the caller must run.
+    pub fn lookup(&self, key: &PageKey) -> Lookup {
+        let mut inner = self.inner.lock().expect("cache lock");
+        if let Some(bytes) = inner.ready.get(key) {
+            return Lookup::Cached(bytes.clone());
+        }
+        if let Some(flight) = inner.flights.get(key) {
+            return Lookup::Flight {
+                flight: flight.clone(),
+                started: false,
+            };
+        }
+        let flight = Arc::new(Flight::new());
+        inner.flights.insert(key.clone(), flight.clone());
+        Lookup::Flight { flight, started: true }
+    }
+
+    /// Ends a flight: `Some(true)` keeps the file (if it fits the budget), `Some(false)` drops
+    /// it (the bytes were not those of `key`), `None` marks the render failed.
+    pub fn land(&self, key: &PageKey, outcome: Option<bool>) {
+        let mut inner = self.inner.lock().expect("cache lock");
+        let Some(flight) = inner.flights.remove(key) else {
+            return;
+        };
+        match outcome {
+            None => flight.fail(),
+            Some(keep) => {
+                let whole = flight.finish();
+                if keep && whole.len() <= self.budget {
+                    inner.used += whole.len();
+                    inner.order.push_back(key.clone());
+                    inner.ready.insert(key.clone(), whole);
+                    self.evict(&mut inner);
+                }
+            }
+        }
+    }
+
+    fn evict(&self, inner: &mut Inner) {
+        while inner.used > self.budget {
+            let Some(old) = inner.order.pop_front() else {
+                break;
+            };
+            if let Some(bytes) = inner.ready.remove(&old) {
+                inner.used -= bytes.len();
+            }
+        }
+    }
+
+    /// Bytes held by finished pages.
+    pub fn used(&self) -> usize {
+        self.inner.lock().expect("cache lock").used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::TryStreamExt;
+
+    async fn collect(stream: BoxStream<'static, io::Result<Bytes>>) -> io::Result<Vec<u8>> {
+        stream.map_ok(|b| b.to_vec()).try_concat().await
+    }
+
+    fn key(no: i64) -> PageKey {
+        PageKey {
+            site: "s".into(),
+            page_no: no,
+            fingerprint: Fingerprint(no as u128),
+        }
+    }
+
+    #[tokio::test]
+    async fn followers_get_every_chunk_from_the_start() {
+        let cache = PageCache::new(1024);
+        let Lookup::Flight { flight, started: true } = cache.lookup(&key(1)) else {
+            panic!("first lookup starts a flight")
+        };
+        flight.push(Bytes::from_static(b"ab"));
+        let Lookup::Flight { flight: same, started: false } = cache.lookup(&key(1)) else {
+            panic!("second lookup follows")
+        };
+        let follower = tokio::spawn(collect(same.follow()));
+        flight.push(Bytes::from_static(b"cd"));
+        cache.land(&key(1), Some(true));
+        assert_eq!(follower.await.unwrap().unwrap(), b"abcd");
+        assert!(matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b == "abcd"));
+    }
+
+    #[tokio::test]
+    async fn a_failed_render_ends_followers_with_an_error() {
+        let cache = PageCache::new(1024);
+        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
+            panic!()
+        };
+        flight.push(Bytes::from_static(b"ab"));
+        let follower = tokio::spawn(collect(flight.clone().follow()));
+        cache.land(&key(1), None);
+        assert!(follower.await.unwrap().is_err());
+    }
+
+    #[test]
+    fn the_budget_evicts_the_oldest() {
+        let cache = PageCache::new(5);
+        for no in 1..=3 {
+            let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
+                panic!()
+            };
+            flight.push(Bytes::from_static(b"abc"));
+            cache.land(&key(no), Some(true));
+        }
+        assert_eq!(cache.used(), 3);
+        assert!(matches!(cache.lookup(&key(3)), Lookup::Cached(_)));
+        assert!(matches!(cache.lookup(&key(1)), Lookup::Flight { .. }));
+    }
+}

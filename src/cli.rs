@@ -1,0 +1,146 @@
+//! The command line: `serve`, `migrate`, `check`, `robots test`, `export`, `demo`.
+//!
+//! Each command loads the configuration the same way and returns an exit code; `main` only
+//! calls [`run`].
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::{self, StartError};
+use crate::config::{Config, Defaults, LogFormat, Vars};
+use crate::{commands, demo, http};
+
+#[derive(Parser)]
+#[command(name = "sitemapd", version, about = "Serves a website's sitemaps and robots.txt live from its database")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply missing migrations, then serve HTTP until SIGTERM/SIGINT (the default)
+    Serve,
+    /// Apply the migrations and exit
+    Migrate,
+    /// Read every entry and the robots template; print what is served and skipped; exit 1 on problems
+    Check,
+    /// Robots.txt tools
+    Robots {
+        #[command(subcommand)]
+        command: RobotsCommand,
+    },
+    /// Write the files the server serves (index, pages .xml.gz, robots.txt) into DIR
+    Export {
+        /// Directory to write into (created if missing)
+        dir: PathBuf,
+    },
+    /// Serve sample entries from an embedded SQLite database, with zero configuration
+    Demo,
+}
+
+#[derive(Subcommand)]
+enum RobotsCommand {
+    /// Say whether the served robots.txt allows URL for a user agent; exit 0 allowed, 1 disallowed
+    Test {
+        /// Absolute URL or path to test
+        url: String,
+        /// Crawler user agent (product token)
+        #[arg(long, default_value = "*")]
+        user_agent: String,
+    },
+}
+
+/// Parses arguments, runs the command, returns the process exit code.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Serve);
+    let defaults = match command {
+        Command::Demo => demo::defaults(),
+        _ => Defaults::default(),
+    };
+    let config = match Config::from_vars(&Vars::from_env(), &defaults) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("sitemapd: {e}");
+            return 2;
+        }
+    };
+    init_tracing(config.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let result = runtime.block_on(async {
+        match command {
+            Command::Serve => serve(&config).await,
+            Command::Demo => {
+                demo::prepare(&config).await?;
+                serve(&config).await
+            }
+            Command::Migrate => commands::migrate(&config).await,
+            Command::Check => commands::check(&config).await,
+            Command::Robots {
+                command: RobotsCommand::Test { url, user_agent },
+            } => commands::robots_test(&config, &url, &user_agent),
+            Command::Export { dir } => commands::export(&config, &dir).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("sitemapd: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+async fn serve(config: &Config) -> Result<i32, StartError> {
+    let app = app::build(config).await?;
+    let listener = tokio::net::TcpListener::bind(config.bind_addr).await.map_err(|e| StartError::Bind {
+        addr: config.bind_addr.to_string(),
+        reason: e.to_string(),
+    })?;
+    tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
+    tokio::spawn(app.site.clone().keep_current(config.refresh));
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(listener, app, async {
+        let _ = stop_rx.await;
+    }));
+    shutdown_signal().await;
+    tracing::info!(grace_secs = config.shutdown_grace.as_secs(), "shutting down; letting downloads finish");
+    let _ = stop_tx.send(());
+    if tokio::time::timeout(config.shutdown_grace, server).await.is_err() {
+        tracing::warn!("grace period over; closing remaining connections");
+    }
+    Ok(0)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

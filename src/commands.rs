@@ -1,0 +1,178 @@
+//! One-shot commands: `migrate`, `check`, `robots test`, `export`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+
+use crate::app::{self, StartError};
+use crate::config::Config;
+use crate::render;
+use crate::sitemap::{SkipCounts, SkipReason};
+use crate::site::{page_file_name, Site};
+use crate::store::{IdRange, Store, StoreError};
+
+/// Rows shown per skip reason by `check`.
+const EXAMPLES_PER_REASON: usize = 5;
+/// Progress lines appear only for runs longer than this.
+const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+
+pub async fn migrate(config: &Config) -> Result<i32, StartError> {
+    let store = Store::connect(config).await?;
+    store.migrate().await?;
+    println!("migrations applied to {}", config.database_url);
+    Ok(0)
+}
+
+/// Counts entries served and skipped by reason, with examples; exit 1 when anything is wrong.
+pub async fn check(config: &Config) -> Result<i32, StartError> {
+    let robots = match app::served_robots(config) {
+        Ok(robots) => robots,
+        Err(e) => {
+            println!("robots.txt: INVALID: {e}");
+            return Ok(1);
+        }
+    };
+    println!("robots.txt: valid");
+    let rules = app::entry_rules(config, &robots);
+    let store = Store::connect(config).await?;
+    let mut served = 0u64;
+    let mut skipped = SkipCounts::default();
+    let mut examples: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
+    let mut progress = Progress::new("checked");
+    let mut rows = store.entries(IdRange::ALL);
+    while let Some(raw) = rows.try_next().await? {
+        match rules.accept(&raw) {
+            Ok(_) => served += 1,
+            Err(reason) => {
+                skipped.add(reason);
+                let list = examples.entry(reason).or_default();
+                if list.len() < EXAMPLES_PER_REASON {
+                    list.push(format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL")));
+                }
+            }
+        }
+        progress.tick(served + skipped.total());
+    }
+    println!("entries served: {served}");
+    println!("entries skipped: {}", skipped.total());
+    for (reason, count) in skipped.iter().filter(|(_, n)| *n > 0) {
+        println!("  {}: {count}", reason.as_str());
+        for example in examples.get(&reason).into_iter().flatten() {
+            println!("    {example}");
+        }
+    }
+    Ok(if skipped.total() > 0 { 1 } else { 0 })
+}
+
+/// Says whether robots.txt allows `url` for `agent`, and which rule decided.
+pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
+    let robots = app::served_robots(config)?;
+    let path = path_of(url);
+    let verdict = robots.rules.evaluate(agent, &path);
+    let word = if verdict.allowed { "allowed" } else { "disallowed" };
+    match &verdict.decided_by {
+        Some(rule) => println!(
+            "{word}: {path} for {agent}, by line {}: {}: {}",
+            rule.line,
+            if rule.allow { "Allow" } else { "Disallow" },
+            rule.pattern
+        ),
+        None => println!("{word}: {path} for {agent}, no rule matched"),
+    }
+    Ok(if verdict.allowed { 0 } else { 1 })
+}
+
+/// Path and query of an absolute URL, or the value itself when it is already a path.
+fn path_of(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => match u.query() {
+            Some(q) => format!("{}?{q}", u.path()),
+            None => u.path().to_string(),
+        },
+        Err(_) if url.starts_with('/') => url.to_string(),
+        Err(_) => format!("/{url}"),
+    }
+}
+
+/// Writes what the server serves, byte for byte, for static hosting.
+pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
+    let app = app::build(config).await?;
+    let site = &app.site;
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let snapshot = site.snapshot();
+    let mut progress = Progress::new("pages written");
+    for (i, page) in snapshot.layout.0.iter().enumerate() {
+        let range = snapshot.layout.range(i);
+        let bytes = render_whole(site, page, range).await?;
+        write(&dir.join(page_file_name(page.no)), &bytes)?;
+        progress.tick(i as u64 + 1);
+    }
+    write(&dir.join("sitemap_index.xml"), &snapshot.index_doc)?;
+    let sitemap_xml = match snapshot.single_page() {
+        Some(page) => gunzip(&render_whole(site, page, snapshot.layout.range(0)).await?),
+        None => snapshot.index_doc.to_vec(),
+    };
+    write(&dir.join("sitemap.xml"), &sitemap_xml)?;
+    write(&dir.join("robots.txt"), &snapshot.robots_body)?;
+    println!("wrote {} sitemap files, sitemap_index.xml, sitemap.xml and robots.txt to {}", snapshot.layout.0.len(), dir.display());
+    Ok(0)
+}
+
+async fn render_whole(site: &Site, page: &crate::pages::Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
+    let mut out = Vec::new();
+    render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
+    Ok(out)
+}
+
+fn gunzip(gz: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let _ = flate2::read::GzDecoder::new(gz).read_to_end(&mut out);
+    out
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), StartError> {
+    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> StartError {
+    StartError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Prints a count on stderr now and then, once a run has lasted more than a moment.
+struct Progress {
+    what: &'static str,
+    started: Instant,
+    last: Instant,
+}
+
+impl Progress {
+    fn new(what: &'static str) -> Self {
+        let now = Instant::now();
+        Self { what, started: now, last: now }
+    }
+
+    fn tick(&mut self, done: u64) {
+        if self.started.elapsed() > PROGRESS_AFTER && self.last.elapsed() > Duration::from_secs(1) {
+            self.last = Instant::now();
+            eprintln!("… {done} {}", self.what);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robots_test_takes_urls_or_paths() {
+        assert_eq!(path_of("https://e.com/a/b?x=1"), "/a/b?x=1");
+        assert_eq!(path_of("/a"), "/a");
+        assert_eq!(path_of("a"), "/a");
+    }
+}

@@ -1,0 +1,444 @@
+//! Configuration: the environment (and `.env`) turned into a validated [`Config`].
+//!
+//! Every variable of SPEC.md is read here and nowhere else. A bad value becomes a
+//! [`ConfigError`] whose one-line message names the variable, the value and what was expected;
+//! the binary prints it and exits 2 before listening. Values that may hold a secret
+//! (`DATABASE_URL`) are shown redacted.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::robots::Environment;
+
+/// Most URLs one sitemap file may hold (sitemaps.org).
+pub const MAX_URLS_PER_FILE: usize = 50_000;
+
+/// A bad or missing setting; its Display is the single line printed before exiting 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{variable}={shown}: {expected}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub shown: String,
+    pub expected: String,
+}
+
+impl ConfigError {
+    fn new(variable: &'static str, value: &str, expected: impl Into<String>) -> Self {
+        Self {
+            variable,
+            shown: format!("{value:?}"),
+            expected: expected.into(),
+        }
+    }
+
+    fn missing(variable: &'static str, expected: impl Into<String>) -> Self {
+        Self {
+            variable,
+            shown: "(unset)".into(),
+            expected: expected.into(),
+        }
+    }
+}
+
+/// Output format of the logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The public origin and mount path every URL is built from.
+///
+/// Always ends with `/`, so "under the base" is a plain prefix test on the path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl(Url);
+
+impl BaseUrl {
+    /// Parses an absolute http(s) URL without query, fragment or credentials.
+    pub fn parse(value: &str) -> Result<Self, String> {
+        let mut url = Url::parse(value.trim()).map_err(|e| format!("an absolute URL ({e})"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err("an http:// or https:// URL".into());
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("a URL with a host".into());
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err("a URL without query or fragment".into());
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err("a URL without user or password".into());
+        }
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        Ok(Self(url))
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.0
+    }
+
+    /// The base as text, always ending with `/`.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The mount path, e.g. `/` or `/catalog/`.
+    pub fn path(&self) -> &str {
+        self.0.path()
+    }
+
+    /// Absolute URL of a file served under the mount path.
+    pub fn file_url(&self, file_name: &str) -> String {
+        format!("{}{}", self.as_str(), file_name)
+    }
+}
+
+/// Which database the service reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatabaseKind {
+    Postgres,
+    Sqlite,
+}
+
+/// A database URL plus the kind it names; Display never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl {
+    raw: String,
+    kind: DatabaseKind,
+}
+
+impl DatabaseUrl {
+    pub fn parse(value: &str) -> Result<Self, String> {
+        let kind = if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            DatabaseKind::Postgres
+        } else if value.starts_with("sqlite:") {
+            DatabaseKind::Sqlite
+        } else {
+            return Err("a postgres://… or sqlite://… URL".into());
+        };
+        if kind == DatabaseKind::Postgres {
+            Url::parse(value).map_err(|e| format!("a valid postgres:// URL ({e})"))?;
+        }
+        Ok(Self {
+            raw: value.to_string(),
+            kind,
+        })
+    }
+
+    pub fn kind(&self) -> DatabaseKind {
+        self.kind
+    }
+
+    /// The URL with its password, for the driver only.
+    pub fn expose(&self) -> &str {
+        &self.raw
+    }
+
+    /// The URL with any password replaced by `***`, safe for logs and errors.
+    pub fn redacted(&self) -> String {
+        redact_password(&self.raw)
+    }
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl std::fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+fn redact_password(raw: &str) -> String {
+    match Url::parse(raw) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        Ok(_) => raw.to_string(),
+        // Unparseable: do not risk echoing `user:secret@` back.
+        Err(_) => match (raw.find("://"), raw.rfind('@')) {
+            (Some(start), Some(at)) if at > start => format!("{}***{}", &raw[..start + 3], &raw[at..]),
+            _ => raw.to_string(),
+        },
+    }
+}
+
+/// The validated configuration of one process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub base_url: BaseUrl,
+    pub database_url: DatabaseUrl,
+    pub bind_addr: SocketAddr,
+    pub source: String,
+    pub page_size: usize,
+    pub cache_control: String,
+    pub refresh: Duration,
+    pub robots_template: Option<PathBuf>,
+    pub environment: Environment,
+    pub extra_sitemaps: Vec<String>,
+    pub check_agents: Vec<String>,
+    pub max_connections: u32,
+    pub log_format: LogFormat,
+    pub cache_budget_bytes: usize,
+    pub shutdown_grace: Duration,
+    pub request_timeout: Duration,
+    pub statement_timeout: Duration,
+    pub max_concurrent_requests: usize,
+}
+
+/// Where variables come from: the process environment over a `.env` file.
+pub struct Vars(HashMap<String, String>);
+
+impl Vars {
+    /// Reads `.env` from the working directory (if any), then the environment, which wins.
+    pub fn from_env() -> Self {
+        let mut map = HashMap::new();
+        if let Ok(iter) = dotenvy::from_filename_iter(".env") {
+            map.extend(iter.flatten());
+        }
+        map.extend(std::env::vars());
+        Self(map)
+    }
+
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+}
+
+/// Defaults that a command may supply for variables the user left unset (the demo).
+#[derive(Default)]
+pub struct Defaults {
+    pub base_url: Option<String>,
+    pub database_url: Option<String>,
+}
+
+impl Config {
+    pub fn from_vars(vars: &Vars, defaults: &Defaults) -> Result<Self, ConfigError> {
+        let bind_addr = parse_with(vars, "BIND_ADDR", "127.0.0.1:8080", "a socket address like 127.0.0.1:8080", |v| {
+            v.parse::<SocketAddr>().ok()
+        })?;
+        Ok(Self {
+            base_url: base_url(vars, defaults, bind_addr)?,
+            database_url: database_url(vars, defaults)?,
+            bind_addr,
+            source: source_name(vars)?,
+            page_size: parse_with(vars, "SITEMAP_PAGE_SIZE", "50000", "an integer from 1 to 50000", |v| {
+                v.parse::<usize>().ok().filter(|n| (1..=MAX_URLS_PER_FILE).contains(n))
+            })?,
+            cache_control: cache_control(vars)?,
+            refresh: Duration::from_secs(parse_with(vars, "SITEMAP_REFRESH_SECS", "60", "an integer number of seconds from 1 to 86400", |v| {
+                v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n))
+            })?),
+            robots_template: vars.get("ROBOTS_TEMPLATE").map(PathBuf::from),
+            environment: parse_with(vars, "SITEMAP_ENV", "production", "production or staging", |v| match v {
+                "production" => Some(Environment::Production),
+                "staging" => Some(Environment::Staging),
+                _ => None,
+            })?,
+            extra_sitemaps: extra_sitemaps(vars)?,
+            check_agents: check_agents(vars)?,
+            max_connections: parse_with(vars, "DATABASE_MAX_CONNECTIONS", "8", "an integer from 1 to 1000", |v| {
+                v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n))
+            })?,
+            log_format: parse_with(vars, "LOG_FORMAT", "text", "text or json", |v| match v {
+                "text" => Some(LogFormat::Text),
+                "json" => Some(LogFormat::Json),
+                _ => None,
+            })?,
+            cache_budget_bytes: parse_with(vars, "SITEMAP_CACHE_MB", "64", "an integer number of MiB from 0 to 65536", |v| {
+                v.parse::<usize>().ok().filter(|n| *n <= 65_536).map(|n| n << 20)
+            })?,
+            shutdown_grace: seconds(vars, "SHUTDOWN_GRACE_SECS", "30")?,
+            request_timeout: seconds(vars, "REQUEST_TIMEOUT_SECS", "120")?,
+            statement_timeout: seconds(vars, "DATABASE_STATEMENT_TIMEOUT_SECS", "30")?,
+            max_concurrent_requests: parse_with(vars, "MAX_CONCURRENT_REQUESTS", "1024", "an integer from 1 to 100000", |v| {
+                v.parse::<usize>().ok().filter(|n| (1..=100_000).contains(n))
+            })?,
+        })
+    }
+
+    /// Absolute URL of the sitemap index.
+    pub fn index_url(&self) -> String {
+        self.base_url.file_url("sitemap_index.xml")
+    }
+}
+
+fn parse_with<T>(
+    vars: &Vars,
+    name: &'static str,
+    default: &str,
+    expected: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<T, ConfigError> {
+    let value = vars.get(name).unwrap_or(default).trim();
+    parse(value).ok_or_else(|| ConfigError::new(name, value, expected))
+}
+
+fn seconds(vars: &Vars, name: &'static str, default: &str) -> Result<Duration, ConfigError> {
+    parse_with(vars, name, default, "an integer number of seconds from 1 to 3600", |v| {
+        v.parse::<u64>().ok().filter(|n| (1..=3600).contains(n)).map(Duration::from_secs)
+    })
+}
+
+fn base_url(vars: &Vars, defaults: &Defaults, bind: SocketAddr) -> Result<BaseUrl, ConfigError> {
+    const NAME: &str = "SITEMAP_BASE_URL";
+    let value = match (vars.get(NAME), &defaults.base_url) {
+        (Some(v), _) => v.to_string(),
+        (None, Some(d)) => d.replace("<BIND_ADDR>", &bind.to_string()),
+        (None, None) => {
+            return Err(ConfigError::missing(
+                NAME,
+                "required: the public origin and mount path, e.g. https://www.example.com",
+            ))
+        }
+    };
+    BaseUrl::parse(&value).map_err(|expected| ConfigError::new(NAME, &value, expected))
+}
+
+fn database_url(vars: &Vars, defaults: &Defaults) -> Result<DatabaseUrl, ConfigError> {
+    const NAME: &str = "DATABASE_URL";
+    let value = vars
+        .get(NAME)
+        .map(str::to_string)
+        .or_else(|| defaults.database_url.clone())
+        .unwrap_or_else(|| "sqlite://sitemapd.db".into());
+    DatabaseUrl::parse(&value).map_err(|expected| ConfigError {
+        variable: NAME,
+        shown: format!("{:?}", redact_password(&value)),
+        expected,
+    })
+}
+
+/// The source is an identifier, optionally schema-qualified; it is quoted when used, and
+/// restricting it to plain identifier characters keeps error messages and logs readable.
+fn source_name(vars: &Vars) -> Result<String, ConfigError> {
+    const NAME: &str = "SITEMAP_SOURCE";
+    let value = vars.get(NAME).unwrap_or("sitemap_entries").trim();
+    let valid_part = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 63
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let parts: Vec<&str> = value.split('.').collect();
+    if parts.len() <= 2 && parts.iter().all(|p| valid_part(p)) {
+        Ok(value.to_string())
+    } else {
+        Err(ConfigError::new(
+            NAME,
+            value,
+            "a table or view name (letters, digits, _), optionally schema.name",
+        ))
+    }
+}
+
+fn cache_control(vars: &Vars) -> Result<String, ConfigError> {
+    const NAME: &str = "SITEMAP_CACHE_CONTROL";
+    let value = vars.get(NAME).unwrap_or("public, max-age=300").trim();
+    if value.is_empty() || value.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(ConfigError::new(NAME, value, "a Cache-Control header value"));
+    }
+    Ok(value.to_string())
+}
+
+fn extra_sitemaps(vars: &Vars) -> Result<Vec<String>, ConfigError> {
+    const NAME: &str = "ROBOTS_EXTRA_SITEMAPS";
+    split_list(vars.get(NAME).unwrap_or(""))
+        .map(|item| match Url::parse(item) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url.to_string()),
+            _ => Err(ConfigError::new(NAME, item, "comma-separated absolute http(s) URLs")),
+        })
+        .collect()
+}
+
+fn check_agents(vars: &Vars) -> Result<Vec<String>, ConfigError> {
+    const NAME: &str = "ROBOTS_CHECK_AGENTS";
+    let raw = vars.get(NAME).unwrap_or("*");
+    let agents: Vec<String> = split_list(raw).map(str::to_string).collect();
+    let valid = |a: &String| a == "*" || a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if agents.is_empty() || !agents.iter().all(valid) {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            "comma-separated user-agent product tokens (letters, digits, _ and -) or *",
+        ));
+    }
+    Ok(agents)
+}
+
+fn split_list(raw: &str) -> impl Iterator<Item = &str> {
+    raw.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_vars(&Vars::from_pairs(pairs.iter().copied()), &Defaults::default())
+    }
+
+    #[test]
+    fn base_url_is_required() {
+        let err = config(&[]).unwrap_err();
+        assert_eq!(err.variable, "SITEMAP_BASE_URL");
+    }
+
+    #[test]
+    fn base_url_gets_a_trailing_slash() {
+        let cfg = config(&[("SITEMAP_BASE_URL", "https://example.com/catalog")]).unwrap();
+        assert_eq!(cfg.base_url.as_str(), "https://example.com/catalog/");
+        assert_eq!(cfg.index_url(), "https://example.com/catalog/sitemap_index.xml");
+    }
+
+    #[test]
+    fn bad_page_size_names_variable_value_and_expectation() {
+        let err = config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_PAGE_SIZE", "50001")]).unwrap_err();
+        assert_eq!(err.to_string(), "SITEMAP_PAGE_SIZE=\"50001\": an integer from 1 to 50000");
+    }
+
+    #[test]
+    fn database_password_is_never_shown() {
+        let err = config(&[
+            ("SITEMAP_BASE_URL", "https://e.com"),
+            ("DATABASE_URL", "mysqlx://user:hunter2@db/x"),
+        ])
+        .unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        let url = DatabaseUrl::parse("postgres://u:hunter2@localhost/db").unwrap();
+        assert!(!format!("{url} {url:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn source_must_be_an_identifier() {
+        let err = config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_SOURCE", "x; drop table y")]).unwrap_err();
+        assert_eq!(err.variable, "SITEMAP_SOURCE");
+        assert!(config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_SOURCE", "cms.pages_view")]).is_ok());
+    }
+
+    #[test]
+    fn base_url_rejects_other_schemes() {
+        assert!(BaseUrl::parse("ftp://e.com/").is_err());
+        assert!(BaseUrl::parse("/relative").is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! `sitemapd demo`: an embedded SQLite database filled with sample entries, zero configuration.
+
+use crate::app::StartError;
+use crate::config::{Config, Defaults};
+use crate::store::{Store, StoreError};
+
+/// Entries in the demo: enough for three files at the default page size.
+pub const DEMO_ENTRIES: i64 = 120_000;
+
+/// What the demo assumes when the user sets nothing.
+pub fn defaults() -> Defaults {
+    Defaults {
+        base_url: Some("http://<BIND_ADDR>".into()),
+        database_url: Some("sqlite://sitemapd-demo.db".into()),
+    }
+}
+
+/// Creates and fills the demo database unless it already holds entries.
+pub async fn prepare(config: &Config) -> Result<(), StartError> {
+    let store = Store::connect(config).await?;
+    store.migrate().await?;
+    let Store::Sqlite(sqlite) = &store else {
+        tracing::info!("demo on a non-SQLite database: using its entries as they are");
+        return Ok(());
+    };
+    let pool = sqlite.pool();
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM sitemap_entries")
+        .fetch_one(pool)
+        .await
+        .map_err(StoreError::from)?;
+    if count > 0 {
+        return Ok(());
+    }
+    tracing::info!(entries = DEMO_ENTRIES, "filling the demo database");
+    let mut tx = pool.begin().await.map_err(StoreError::from)?;
+    for chunk_start in (1..=DEMO_ENTRIES).step_by(1000) {
+        let ids = chunk_start..(chunk_start + 1000).min(DEMO_ENTRIES + 1);
+        let mut query = sqlx::QueryBuilder::new("INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) ");
+        query.push_values(ids, |mut row, id| {
+            let entry = sample_entry(id);
+            row.push_bind(id)
+                .push_bind(entry.0)
+                .push_bind(entry.1)
+                .push_bind(entry.2)
+                .push_bind(entry.3);
+        });
+        query.build().execute(&mut *tx).await.map_err(StoreError::from)?;
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// A realistic mix: PHP virtual pages with query strings, accented paths, `&` in queries.
+fn sample_entry(id: i64) -> (String, Option<String>, Option<&'static str>, Option<f64>) {
+    let loc = match id % 4 {
+        0 => format!("/fr/article.php?AIndex={id}&lang=fr"),
+        1 => format!("/en/articles/{id}-news"),
+        2 => format!("/produits/café-crème-{id}?couleur=rouge&taille=M"),
+        _ => format!("/événements/{}/été-{id}", 2020 + id % 6),
+    };
+    let lastmod = (id % 5 != 0).then(|| {
+        let day = 1 + id % 28;
+        let month = 1 + id % 12;
+        format!("2026-{month:02}-{day:02}T{:02}:{:02}:00+00:00", id % 24, id % 60)
+    });
+    let changefreq = ["daily", "weekly", "monthly"].get((id % 4) as usize).copied();
+    let priority = (id % 3 == 0).then_some(0.5 + (id % 6) as f64 / 10.0);
+    (loc, lastmod, changefreq, priority)
+}

@@ -1,0 +1,315 @@
+//! HTTP: the router, the handlers and how documents become responses.
+//!
+//! Handlers ask the site's snapshot for validators first and answer `304` from them, without
+//! rendering or compressing anything. Bodies stream; a render that fails after the status line
+//! aborts the connection, so a truncated file never looks complete. URLs in bodies come from
+//! configuration only: no Host or X-Forwarded-* header changes them (a proxy or a client could
+//! otherwise poison caches with another host's URLs).
+
+pub mod conditional;
+pub mod routes;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_compression::tokio::bufread::GzipDecoder;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use tokio::net::TcpListener;
+use tokio_util::io::{ReaderStream, StreamReader};
+
+use crate::cache::{Flight, Lookup, PageCache, PageKey};
+use crate::error::HttpError;
+use crate::metrics::{Metrics, RequestLabels};
+use crate::pages::Page;
+use crate::render;
+use crate::site::{Site, Snapshot, Validators};
+use conditional::{accepts_gzip, http_date, is_not_modified};
+use routes::{route, Route};
+
+const XML: &str = "application/xml; charset=utf-8";
+const TEXT: &str = "text/plain; charset=utf-8";
+const GZIP: &str = "application/gzip";
+
+/// Everything a handler needs; built once at start.
+pub struct App {
+    pub site: Arc<Site>,
+    pub cache: PageCache,
+    pub metrics: Arc<Metrics>,
+    pub cache_control: HeaderValue,
+    /// `X-Robots-Tag` for every response (staging), or only documents (production).
+    pub staging: bool,
+}
+
+pub type AppState = Arc<App>;
+
+pub fn router(app: AppState) -> Router {
+    Router::new().fallback(handle).with_state(app)
+}
+
+/// Serves until `shutdown` completes, then lets in-flight requests finish.
+pub async fn serve(listener: TcpListener, app: AppState, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
+    axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await
+}
+
+async fn handle(State(app): State<AppState>, request: Request) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = route(request.uri().path(), app.site.base.path());
+    let mut response = match route {
+        None => HttpError::NotFound.into_response(),
+        Some(_) if method != Method::GET && method != Method::HEAD => HttpError::MethodNotAllowed.into_response(),
+        Some(route) => app.answer(route, request.headers(), method == Method::HEAD).await,
+    };
+    app.finish(route, &mut response);
+    tracing::debug!(%method, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answered");
+    response
+}
+
+/// A document as the client will get it, before conditional checks.
+struct Document {
+    content_type: &'static str,
+    etag: String,
+    validators: Validators,
+    encoding: Option<&'static str>,
+    vary: bool,
+    body: DocumentBody,
+}
+
+enum DocumentBody {
+    Bytes(Bytes),
+    Page { page: Page, gzip: bool },
+}
+
+impl App {
+    async fn answer(self: &Arc<Self>, route: Route, headers: &HeaderMap, head: bool) -> Response {
+        let snapshot = self.site.snapshot();
+        let document = match route {
+            Route::Health => return (StatusCode::OK, "ok\n").into_response(),
+            Route::Ready => return self.readiness().await,
+            Route::Metrics => return self.metrics_text(&snapshot),
+            Route::Robots => Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None),
+            Route::Index => index_document(&snapshot, headers),
+            Route::Sitemap => match snapshot.single_page() {
+                Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
+                None => index_document(&snapshot, headers),
+            },
+            Route::PageGz(no) | Route::PageXml(no) => match snapshot.page(no) {
+                None => return HttpError::NotFound.into_response(),
+                Some(page) if matches!(route, Route::PageGz(_)) => page_document(page, PageForm::GzipFile),
+                Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
+            },
+        };
+        let not_modified = is_not_modified(headers, &document.etag, document.validators.changed_at);
+        let mut response = Response::builder()
+            .status(if not_modified { StatusCode::NOT_MODIFIED } else { StatusCode::OK })
+            .header(header::ETAG, &document.etag)
+            .header(header::LAST_MODIFIED, http_date(document.validators.changed_at))
+            .header(header::CACHE_CONTROL, self.cache_control.clone());
+        if document.vary {
+            response = response.header(header::VARY, "Accept-Encoding");
+        }
+        if not_modified {
+            self.metrics.not_modified.inc();
+            return response.body(Body::empty()).unwrap_or_default();
+        }
+        response = response.header(header::CONTENT_TYPE, document.content_type);
+        if let Some(encoding) = document.encoding {
+            response = response.header(header::CONTENT_ENCODING, encoding);
+        }
+        let body = self.body(document.body, head);
+        if let Some(len) = body.1 {
+            response = response.header(header::CONTENT_LENGTH, len);
+        }
+        response.body(body.0).unwrap_or_default()
+    }
+
+    /// The body and, when known in advance, its length. HEAD never renders.
+    fn body(self: &Arc<Self>, body: DocumentBody, head: bool) -> (Body, Option<usize>) {
+        match body {
+            DocumentBody::Bytes(bytes) => {
+                let len = bytes.len();
+                (if head { Body::empty() } else { self.counted(bytes) }, Some(len))
+            }
+            DocumentBody::Page { page, gzip } => {
+                let key = PageKey {
+                    site: self.site.key.as_str().into(),
+                    page_no: page.no,
+                    fingerprint: page.fingerprint,
+                };
+                if head {
+                    return (Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()), None);
+                }
+                let (gz, len) = match self.cache.lookup(&key) {
+                    Lookup::Cached(bytes) => {
+                        self.metrics.cache_hits.inc();
+                        let len = bytes.len();
+                        (futures::stream::once(async move { Ok(bytes) }).boxed(), Some(len))
+                    }
+                    Lookup::Flight { flight, started } => {
+                        if started {
+                            self.start_render(key, page, flight.clone());
+                        }
+                        (flight.follow(), None)
+                    }
+                };
+                if gzip {
+                    (self.counted_stream(gz), len)
+                } else {
+                    (self.counted_stream(gunzip(gz)), None)
+                }
+            }
+        }
+    }
+
+    /// Renders a page in a task of its own, so followers keep streaming if the first client leaves.
+    fn start_render(self: &Arc<Self>, key: PageKey, page: Page, flight: Arc<Flight>) {
+        let app = self.clone();
+        tokio::spawn(async move {
+            app.metrics.renders.inc();
+            let started = Instant::now();
+            let snapshot = app.site.snapshot();
+            let range = snapshot
+                .layout
+                .find(page.no)
+                .map(|(i, _)| snapshot.layout.range(i))
+                .unwrap_or(crate::store::IdRange { first: 0, last: -1 });
+            let result = render::page_gz(&app.site, &page, range, |chunk| flight.push(chunk)).await;
+            app.metrics.render_seconds.observe(started.elapsed().as_secs_f64());
+            match result {
+                Ok(rendered) => {
+                    let current = rendered.digest.fingerprint == page.fingerprint && !rendered.overflowed;
+                    app.cache.land(&key, Some(current));
+                    if !current {
+                        // The rows changed since the last sweep: let the sweep catch up.
+                        let site = app.site.clone();
+                        tokio::spawn(async move { site.sweep(crate::store::Change::Ids(range)).await });
+                    }
+                }
+                Err(e) => {
+                    app.metrics.database_errors.inc();
+                    tracing::error!(page = page.no, error = %e, "render failed; aborting the response");
+                    app.cache.land(&key, None);
+                }
+            }
+        });
+    }
+
+    fn counted(&self, bytes: Bytes) -> Body {
+        self.metrics.bytes_served.inc_by(bytes.len() as u64);
+        Body::from(bytes)
+    }
+
+    fn counted_stream(self: &Arc<Self>, stream: BoxStream<'static, io::Result<Bytes>>) -> Body {
+        let metrics = self.metrics.clone();
+        Body::from_stream(stream.inspect(move |chunk| {
+            if let Ok(bytes) = chunk {
+                metrics.bytes_served.inc_by(bytes.len() as u64);
+            }
+        }))
+    }
+
+    async fn readiness(&self) -> Response {
+        match self.site.store.ready().await {
+            Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+            Err(e) => {
+                self.metrics.database_errors.inc();
+                HttpError::Unavailable(e.to_string()).into_response()
+            }
+        }
+    }
+
+    fn metrics_text(&self, snapshot: &Snapshot) -> Response {
+        self.metrics.record_entries(snapshot.served(), &snapshot.skipped());
+        let body = self.metrics.encode();
+        ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
+    }
+
+    fn finish(&self, route: Option<Route>, response: &mut Response) {
+        let status = response.status().as_u16();
+        self.metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                route: route.map_or("unknown", Route::name),
+                status,
+            })
+            .inc();
+        let tag = match route {
+            _ if self.staging => Some("noindex, nofollow"),
+            Some(r) if r.is_document() && r != Route::Robots => Some("noindex"),
+            _ => None,
+        };
+        if let Some(tag) = tag {
+            response.headers_mut().insert("x-robots-tag", HeaderValue::from_static(tag));
+        }
+    }
+}
+
+impl Document {
+    fn bytes(content_type: &'static str, validators: Validators, body: Bytes, encoding: Option<&'static str>) -> Self {
+        Self {
+            content_type,
+            etag: etag(validators, encoding.is_some()),
+            validators,
+            encoding,
+            vary: false,
+            body: DocumentBody::Bytes(body),
+        }
+    }
+}
+
+fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
+    let gzip = accepts_gzip(headers);
+    let body = if gzip {
+        snapshot.index_gz.get_or_init(|| render::gzip(&snapshot.index_doc)).clone()
+    } else {
+        snapshot.index_doc.clone()
+    };
+    let mut document = Document::bytes(XML, snapshot.index, body, gzip.then_some("gzip"));
+    document.vary = true;
+    document
+}
+
+enum PageForm {
+    /// `/sitemap-K.xml.gz`: the gzip file itself.
+    GzipFile,
+    /// `/sitemap-K.xml`: XML, gzip-encoded when the client accepts it.
+    Negotiated(bool),
+}
+
+fn page_document(page: &Page, form: PageForm) -> Document {
+    let validators = Validators {
+        fingerprint: page.fingerprint,
+        changed_at: page.changed_at,
+    };
+    let (content_type, gzip, encoding, vary) = match form {
+        PageForm::GzipFile => (GZIP, true, None, false),
+        PageForm::Negotiated(true) => (XML, true, Some("gzip"), true),
+        PageForm::Negotiated(false) => (XML, false, None, true),
+    };
+    Document {
+        content_type,
+        etag: etag(validators, gzip),
+        validators,
+        encoding,
+        vary,
+        body: DocumentBody::Page { page: page.clone(), gzip },
+    }
+}
+
+/// Strong ETag from the fingerprint of the XML; gzip bytes are another representation.
+fn etag(validators: Validators, gzip: bool) -> String {
+    let suffix = if gzip { "-gz" } else { "" };
+    format!("\"{}{suffix}\"", validators.fingerprint.hex())
+}
+
+fn gunzip(gz: BoxStream<'static, io::Result<Bytes>>) -> BoxStream<'static, io::Result<Bytes>> {
+    ReaderStream::new(GzipDecoder::new(StreamReader::new(gz))).boxed()
+}

@@ -1,0 +1,99 @@
+//! The URL space: which request path names which file. Pure, so it is tested on its own.
+
+/// A file or endpoint the service answers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Index,
+    /// `/sitemap.xml`: the urlset when one file holds all, else the index.
+    Sitemap,
+    PageGz(i64),
+    PageXml(i64),
+    Robots,
+    Health,
+    Ready,
+    Metrics,
+}
+
+impl Route {
+    /// Label for metrics and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Index => "index",
+            Self::Sitemap => "sitemap",
+            Self::PageGz(_) => "page_gz",
+            Self::PageXml(_) => "page_xml",
+            Self::Robots => "robots",
+            Self::Health => "healthz",
+            Self::Ready => "readyz",
+            Self::Metrics => "metrics",
+        }
+    }
+
+    /// Files whose responses carry validators and `X-Robots-Tag: noindex`.
+    pub fn is_document(self) -> bool {
+        !matches!(self, Self::Health | Self::Ready | Self::Metrics)
+    }
+}
+
+/// Routes live under `mount` (which ends with `/`); robots.txt is always at the root.
+/// Operational endpoints answer at the root too, where probes expect them.
+pub fn route(path: &str, mount: &str) -> Option<Route> {
+    if path == "/robots.txt" {
+        return Some(Route::Robots);
+    }
+    let under_mount = path.strip_prefix(mount);
+    let name = under_mount.or_else(|| path.strip_prefix('/').filter(|n| is_operational(n)))?;
+    Some(match name {
+        "sitemap_index.xml" => Route::Index,
+        "sitemap.xml" => Route::Sitemap,
+        "healthz" => Route::Health,
+        "readyz" => Route::Ready,
+        "metrics" => Route::Metrics,
+        _ => page(name)?,
+    })
+}
+
+fn is_operational(name: &str) -> bool {
+    matches!(name, "healthz" | "readyz" | "metrics")
+}
+
+fn page(name: &str) -> Option<Route> {
+    let rest = name.strip_prefix("sitemap-")?;
+    let (digits, gz) = match rest.strip_suffix(".xml.gz") {
+        Some(d) => (d, true),
+        None => (rest.strip_suffix(".xml")?, false),
+    };
+    let no = page_number(digits)?;
+    Some(if gz { Route::PageGz(no) } else { Route::PageXml(no) })
+}
+
+/// K ≥ 1 in plain decimal: no sign, no leading zero.
+fn page_number(digits: &str) -> Option<i64> {
+    let valid = !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit());
+    valid.then(|| digits.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_numbered_from_one_without_leading_zeros() {
+        assert_eq!(route("/sitemap-1.xml.gz", "/"), Some(Route::PageGz(1)));
+        assert_eq!(route("/sitemap-12.xml", "/"), Some(Route::PageXml(12)));
+        for bad in ["/sitemap-0.xml.gz", "/sitemap-01.xml", "/sitemap-+1.xml", "/sitemap-.xml", "/sitemap-1.gz", "/sitemap-99999999999999999999.xml"] {
+            assert_eq!(route(bad, "/"), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn files_live_under_the_mount_path_and_robots_at_the_root() {
+        assert_eq!(route("/catalog/sitemap_index.xml", "/catalog/"), Some(Route::Index));
+        assert_eq!(route("/sitemap_index.xml", "/catalog/"), None);
+        assert_eq!(route("/robots.txt", "/catalog/"), Some(Route::Robots));
+        assert_eq!(route("/catalog/robots.txt", "/catalog/"), None);
+        assert_eq!(route("/healthz", "/catalog/"), Some(Route::Health));
+        assert_eq!(route("/catalog/metrics", "/catalog/"), Some(Route::Metrics));
+        assert_eq!(route("/catalog/other", "/catalog/"), None);
+    }
+}

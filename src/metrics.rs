@@ -1,0 +1,89 @@
+//! Prometheus metrics of one running service, in a registry of its own (no globals, so several
+//! servers in one test process keep separate counts).
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::sitemap::SkipCounts;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub route: &'static str,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: &'static str,
+}
+
+/// The service's counters; cheap to update from any task.
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    pub not_modified: Counter,
+    pub renders: Counter,
+    pub render_seconds: Histogram,
+    pub cache_hits: Counter,
+    pub bytes_served: Counter,
+    pub database_errors: Counter,
+    pub sweeps: Counter,
+    pub entries_served: Gauge,
+    pub entries_skipped: Family<ReasonLabels, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("sitemapd");
+        let m = Self {
+            requests: Family::default(),
+            not_modified: Counter::default(),
+            renders: Counter::default(),
+            render_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            cache_hits: Counter::default(),
+            bytes_served: Counter::default(),
+            database_errors: Counter::default(),
+            sweeps: Counter::default(),
+            entries_served: Gauge::default(),
+            entries_skipped: Family::default(),
+            registry: Registry::default(),
+        };
+        registry.register("http_requests", "HTTP requests by route and status", m.requests.clone());
+        registry.register("not_modified", "304 responses", m.not_modified.clone());
+        registry.register("renders", "Sitemap files rendered from the database", m.renders.clone());
+        registry.register("render_seconds", "Time to render one sitemap file", m.render_seconds.clone());
+        registry.register("cache_hits", "Sitemap files served from the in-memory cache", m.cache_hits.clone());
+        registry.register("bytes_served", "Body bytes sent", m.bytes_served.clone());
+        registry.register("database_errors", "Failed database operations", m.database_errors.clone());
+        registry.register("sweeps", "Sweeps that re-measured pages", m.sweeps.clone());
+        registry.register("entries_served", "Entries listed in the sitemaps", m.entries_served.clone());
+        registry.register("entries_skipped", "Entries left out, by reason", m.entries_skipped.clone());
+        Self { registry, ..m }
+    }
+
+    pub fn record_entries(&self, served: usize, skipped: &SkipCounts) {
+        self.entries_served.set(served as i64);
+        for (reason, count) in skipped.iter() {
+            self.entries_skipped
+                .get_or_create(&ReasonLabels { reason: reason.as_str() })
+                .set(count as i64);
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

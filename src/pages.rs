@@ -1,0 +1,350 @@
+//! Page layout: which ids each sitemap file holds, and the scan that measures pages.
+//!
+//! Files are id ranges with stored boundaries, like the leaves of a B-tree. A boundary never
+//! moves because of rows elsewhere, so an insert, update or delete changes the bytes of the one
+//! file whose range holds the id. A file that outgrows the limits splits: the last file at full
+//! size (appends fill files completely), any other in halves (room to grow in place). A file
+//! left empty disappears; its neighbour absorbs its range, which changes none of its bytes.
+
+use futures::TryStreamExt;
+
+use crate::sitemap::{write_url, DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts, MAX_FILE_BYTES};
+use crate::store::{IdRange, Store, StoreError};
+
+/// One sitemap file: its number in URLs, its id range and validators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// K in `sitemap-K.xml.gz`: stable for the life of the file, not its position.
+    pub no: i64,
+    pub first_id: i64,
+    pub urls: usize,
+    pub bytes: usize,
+    pub fingerprint: Fingerprint,
+    /// Unix seconds of the last change of the file's bytes.
+    pub changed_at: i64,
+    /// Rows in the range left out, by reason (known once the page has been scanned).
+    pub skipped: SkipCounts,
+}
+
+/// The files of a site in id order; the first one's range starts at the lowest id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout(pub Vec<Page>);
+
+impl Layout {
+    /// The layout of a site with no entries: page 1 over every id, an empty urlset.
+    pub fn empty(style: &DocumentStyle, now: i64) -> Self {
+        let open = style.urlset_open();
+        let digest = PageBuilder::new(style, 1, &open).finish();
+        Self(vec![Page {
+            no: 1,
+            first_id: i64::MIN,
+            urls: 0,
+            bytes: digest.bytes,
+            fingerprint: digest.fingerprint,
+            changed_at: now,
+            skipped: SkipCounts::default(),
+        }])
+    }
+
+    pub fn range(&self, index: usize) -> IdRange {
+        let first = if index == 0 { i64::MIN } else { self.0[index].first_id };
+        let last = self.0.get(index + 1).map_or(i64::MAX, |next| next.first_id - 1);
+        IdRange { first, last }
+    }
+
+    pub fn find(&self, no: i64) -> Option<(usize, &Page)> {
+        self.0.iter().enumerate().find(|(_, p)| p.no == no)
+    }
+
+    /// Indexes of the pages whose ranges meet `range`.
+    pub fn overlapping(&self, range: IdRange) -> Vec<usize> {
+        (0..self.0.len()).filter(|&i| self.range(i).overlaps(&range)).collect()
+    }
+
+    fn next_page_no(&self) -> i64 {
+        self.0.iter().map(|p| p.no).max().unwrap_or(0) + 1
+    }
+
+    /// The boundaries alone, to tell whether another writer changed them.
+    pub fn boundaries(&self) -> Vec<(i64, i64)> {
+        self.0.iter().map(|p| (p.no, p.first_id)).collect()
+    }
+}
+
+/// What a scan found in one page's range: one part if it fits, several if it must split.
+#[derive(Debug)]
+pub struct ScannedPage {
+    pub index: usize,
+    pub parts: Vec<(i64, PageDigest)>,
+    pub skipped: SkipCounts,
+}
+
+/// How pages are measured: the same rules and style the renderer uses.
+pub struct Measure<'a> {
+    pub rules: &'a EntryRules,
+    pub style: &'a DocumentStyle,
+    pub page_size: usize,
+}
+
+impl Measure<'_> {
+    /// Reads the rows of the given pages (one query per run of neighbouring pages) and
+    /// fingerprints each page's bytes exactly as they would be served.
+    pub async fn scan(&self, store: &Store, layout: &Layout, indexes: &[usize]) -> Result<Vec<ScannedPage>, StoreError> {
+        let open = self.style.urlset_open();
+        let mut scanned = Vec::with_capacity(indexes.len());
+        for run in runs(indexes) {
+            let range = IdRange {
+                first: layout.range(run[0]).first,
+                last: layout.range(*run.last().unwrap_or(&run[0])).last,
+            };
+            let mut current = 0;
+            let mut scan = self.page_scan(layout, run[0], &open);
+            let mut rows = store.entries(range);
+            let mut element = Vec::with_capacity(512);
+            while let Some(raw) = rows.try_next().await? {
+                while !layout.range(run[current]).contains(raw.id) && current + 1 < run.len() {
+                    scanned.push(scan.finish(run[current]));
+                    current += 1;
+                    scan = self.page_scan(layout, run[current], &open);
+                }
+                match self.rules.accept(&raw) {
+                    Ok(entry) => {
+                        element.clear();
+                        write_url(&mut element, &entry);
+                        scan.add(raw.id, &element);
+                    }
+                    Err(reason) => scan.skipped.add(reason),
+                }
+            }
+            scanned.push(scan.finish(run[current]));
+            for &index in &run[current + 1..] {
+                scanned.push(self.page_scan(layout, index, &open).finish(index));
+            }
+        }
+        Ok(scanned)
+    }
+
+    fn page_scan<'o>(&self, layout: &Layout, index: usize, open: &'o [u8]) -> PageScan<'o> {
+        let is_last = index + 1 == layout.0.len();
+        // Appends land in the last page: fill it. Elsewhere split in halves, leaving room.
+        let (urls, bytes) = if is_last {
+            (self.page_size, MAX_FILE_BYTES)
+        } else {
+            (self.page_size.div_ceil(2), MAX_FILE_BYTES / 2)
+        };
+        PageScan {
+            style: self.style.clone(),
+            open,
+            whole: Some(PageBuilder::new(self.style, self.page_size, open)),
+            part_limits: (urls, bytes),
+            part: PageBuilder::with_limits(self.style, urls, bytes, open),
+            part_first: layout.0[index].first_id,
+            parts: Vec::new(),
+            skipped: SkipCounts::default(),
+        }
+    }
+}
+
+/// Splits sorted indexes into runs of neighbours, each read with one query.
+fn runs(indexes: &[usize]) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &i in indexes {
+        match runs.last_mut() {
+            Some(run) if run.last() == Some(&(i - 1)) => run.push(i),
+            _ => runs.push(vec![i]),
+        }
+    }
+    runs
+}
+
+/// Measures one page as a whole and, in the same pass, as the parts it would split into.
+struct PageScan<'o> {
+    style: DocumentStyle,
+    open: &'o [u8],
+    whole: Option<PageBuilder>,
+    part_limits: (usize, usize),
+    part: PageBuilder,
+    part_first: i64,
+    parts: Vec<(i64, PageDigest)>,
+    skipped: SkipCounts,
+}
+
+impl PageScan<'_> {
+    fn add(&mut self, id: i64, element: &[u8]) {
+        if let Some(whole) = &mut self.whole {
+            if whole.fits(element.len()) {
+                whole.add(element);
+            } else {
+                self.whole = None;
+            }
+        }
+        if !self.part.fits(element.len()) && self.part.urls() > 0 {
+            let (urls, bytes) = self.part_limits;
+            let next = PageBuilder::with_limits(&self.style, urls, bytes, self.open);
+            let done = std::mem::replace(&mut self.part, next);
+            self.parts.push((self.part_first, done.finish()));
+            self.part_first = id;
+        }
+        self.part.add(element);
+    }
+
+    fn finish(mut self, index: usize) -> ScannedPage {
+        let parts = match self.whole {
+            // The page keeps its own first id; the part's id is not used for the first part.
+            Some(whole) => vec![(self.part_first, whole.finish())],
+            None => {
+                self.parts.push((self.part_first, self.part.finish()));
+                self.parts
+            }
+        };
+        ScannedPage {
+            index,
+            parts,
+            skipped: self.skipped,
+        }
+    }
+}
+
+/// The layout after a scan: scanned pages replaced by their parts, empty pages dropped.
+/// Validators of changed pages get `now`; the caller settles them against stored history.
+pub fn apply_scan(layout: &Layout, scanned: Vec<ScannedPage>, style: &DocumentStyle, now: i64) -> Layout {
+    let mut next_no = layout.next_page_no();
+    let mut by_index: Vec<Option<ScannedPage>> = (0..layout.0.len()).map(|_| None).collect();
+    for s in scanned {
+        let i = s.index;
+        by_index[i] = Some(s);
+    }
+    let mut pages = Vec::with_capacity(layout.0.len() + 1);
+    for (old, scan) in layout.0.iter().zip(by_index) {
+        let Some(scan) = scan else {
+            pages.push(old.clone());
+            continue;
+        };
+        for (n, (first_id, digest)) in scan.parts.into_iter().enumerate() {
+            let (no, first_id) = if n == 0 {
+                (old.no, old.first_id)
+            } else {
+                next_no += 1;
+                (next_no - 1, first_id)
+            };
+            let unchanged = n == 0 && digest.fingerprint == old.fingerprint;
+            pages.push(Page {
+                no,
+                first_id,
+                urls: digest.urls,
+                bytes: digest.bytes,
+                fingerprint: digest.fingerprint,
+                changed_at: if unchanged { old.changed_at } else { now },
+                skipped: if n == 0 { scan.skipped.clone() } else { SkipCounts::default() },
+            });
+        }
+    }
+    let skipped_total = pages.iter().fold(SkipCounts::default(), |mut acc, p| {
+        acc.merge(&p.skipped);
+        acc
+    });
+    pages.retain(|p| p.urls > 0);
+    if pages.is_empty() {
+        let mut empty = Layout::empty(style, now);
+        empty.0[0].skipped = skipped_total;
+        if let Some((_, old)) = layout.find(1) {
+            if old.fingerprint == empty.0[0].fingerprint {
+                empty.0[0].changed_at = old.changed_at;
+            }
+        }
+        return empty;
+    }
+    Layout(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(urls: usize, fp: u128) -> PageDigest {
+        PageDigest {
+            urls,
+            bytes: 100,
+            fingerprint: Fingerprint(fp),
+        }
+    }
+
+    fn layout(firsts: &[(i64, i64)]) -> Layout {
+        Layout(
+            firsts
+                .iter()
+                .map(|&(no, first_id)| Page {
+                    no,
+                    first_id,
+                    urls: 1,
+                    bytes: 100,
+                    fingerprint: Fingerprint(no as u128),
+                    changed_at: 10,
+                    skipped: SkipCounts::default(),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn ranges_cover_every_id_without_overlap() {
+        let l = layout(&[(1, 5), (3, 100), (2, 200)]);
+        assert_eq!(l.range(0), IdRange { first: i64::MIN, last: 99 });
+        assert_eq!(l.range(1), IdRange { first: 100, last: 199 });
+        assert_eq!(l.range(2), IdRange { first: 200, last: i64::MAX });
+        assert_eq!(l.overlapping(IdRange { first: 150, last: 250 }), vec![1, 2]);
+    }
+
+    #[test]
+    fn runs_group_neighbouring_pages() {
+        assert_eq!(runs(&[0, 1, 3, 4, 6]), vec![vec![0, 1], vec![3, 4], vec![6]]);
+    }
+
+    #[test]
+    fn a_split_keeps_the_first_part_and_numbers_the_rest_after_the_highest() {
+        let l = layout(&[(1, 1), (2, 100)]);
+        let scanned = vec![ScannedPage {
+            index: 0,
+            parts: vec![(1, digest(5, 7)), (50, digest(5, 8))],
+            skipped: SkipCounts::default(),
+        }];
+        let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
+        let summary: Vec<_> = next.0.iter().map(|p| (p.no, p.first_id, p.changed_at)).collect();
+        assert_eq!(summary, vec![(1, 1, 99), (3, 50, 99), (2, 100, 10)]);
+    }
+
+    #[test]
+    fn an_unchanged_page_keeps_its_time_and_an_empty_one_goes() {
+        let l = layout(&[(1, 1), (2, 100)]);
+        let scanned = vec![
+            ScannedPage {
+                index: 0,
+                parts: vec![(1, digest(1, 1))],
+                skipped: SkipCounts::default(),
+            },
+            ScannedPage {
+                index: 1,
+                parts: vec![(100, digest(0, 9))],
+                skipped: SkipCounts::default(),
+            },
+        ];
+        let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
+        assert_eq!(next.0.len(), 1);
+        assert_eq!((next.0[0].no, next.0[0].changed_at), (1, 10));
+    }
+
+    #[test]
+    fn a_site_with_nothing_left_is_page_one_empty() {
+        let l = layout(&[(4, 1), (7, 100)]);
+        let scanned = (0..2)
+            .map(|index| ScannedPage {
+                index,
+                parts: vec![(1, digest(0, 9))],
+                skipped: SkipCounts::default(),
+            })
+            .collect();
+        let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
+        assert_eq!(next.0.len(), 1);
+        assert_eq!((next.0[0].no, next.0[0].first_id, next.0[0].urls), (1, i64::MIN, 0));
+    }
+}

@@ -1,0 +1,87 @@
+//! Rendering: a page's rows streamed from the store, written as XML and gzipped, chunk by chunk.
+//!
+//! Memory is one batch of XML plus the compressor's window, whatever the page size. The gzip
+//! header carries no time or name, so the same XML always gives the same bytes.
+
+use async_compression::tokio::write::GzipEncoder;
+use async_compression::Level;
+use bytes::Bytes;
+use futures::TryStreamExt;
+use tokio::io::AsyncWriteExt;
+
+use crate::pages::Page;
+use crate::sitemap::{write_url, PageBuilder, PageDigest};
+use crate::site::Site;
+use crate::store::{IdRange, StoreError};
+
+/// XML gathered before it is handed to the compressor.
+const BATCH_BYTES: usize = 64 * 1024;
+/// gzip -6: the usual balance; pages are compressed once and then served from cache.
+const GZIP_LEVEL: i32 = 6;
+
+/// What a render produced, to compare with what the sweep measured.
+#[derive(Debug)]
+pub struct Rendered {
+    pub digest: PageDigest,
+    /// Rows that no longer fit the file's limits were left for the next sweep to place.
+    pub overflowed: bool,
+}
+
+/// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced.
+pub async fn page_gz(site: &Site, page: &Page, range: IdRange, mut emit: impl FnMut(Bytes)) -> Result<Rendered, StoreError> {
+    let open = site.style.urlset_open();
+    let mut builder = PageBuilder::new(&site.style, site.page_size, &open);
+    let mut gz = GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
+    let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
+    batch.extend_from_slice(&open);
+    let mut element = Vec::with_capacity(512);
+    let mut overflowed = false;
+    let mut rows = site.store.entries(range);
+    while let Some(raw) = rows.try_next().await? {
+        let Ok(entry) = site.rules.accept(&raw) else {
+            continue;
+        };
+        element.clear();
+        write_url(&mut element, &entry);
+        if !builder.fits(element.len()) {
+            overflowed = true;
+            break;
+        }
+        builder.add(&element);
+        batch.extend_from_slice(&element);
+        if batch.len() >= BATCH_BYTES {
+            compress(&mut gz, &mut batch, &mut emit).await;
+        }
+    }
+    batch.extend_from_slice(site.style.urlset_close());
+    compress(&mut gz, &mut batch, &mut emit).await;
+    gz.shutdown().await.map_err(io_to_store)?;
+    emit(Bytes::from(std::mem::take(gz.get_mut())));
+    let digest = builder.finish();
+    if overflowed {
+        tracing::warn!(page = page.no, "page outgrew its limits since the last sweep; extra rows wait for the next");
+    }
+    Ok(Rendered { digest, overflowed })
+}
+
+async fn compress(gz: &mut GzipEncoder<Vec<u8>>, batch: &mut Vec<u8>, emit: &mut impl FnMut(Bytes)) {
+    // Writing into a Vec cannot fail.
+    let _ = gz.write_all(batch).await;
+    batch.clear();
+    let out = gz.get_mut();
+    if out.len() >= BATCH_BYTES / 4 {
+        emit(Bytes::from(std::mem::take(out)));
+    }
+}
+
+fn io_to_store(e: std::io::Error) -> StoreError {
+    StoreError::Database(sqlx::Error::Io(e))
+}
+
+/// gzip of a small in-memory document (index, robots.txt), with the same settings as pages.
+pub fn gzip(bytes: &[u8]) -> Bytes {
+    use std::io::Write;
+    let mut enc = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(GZIP_LEVEL as u32));
+    let _ = enc.write_all(bytes);
+    Bytes::from(enc.finish().unwrap_or_default())
+}

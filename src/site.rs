@@ -1,0 +1,361 @@
+//! A served site: its configuration-derived rules, the current [`Snapshot`] of its files'
+//! validators, and the sweep that keeps that snapshot equal to the database.
+//!
+//! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
+//! every restart answers with the same ETag and Last-Modified. The sweep re-measures pages after
+//! a change (at once for our own table, whose triggers report the ids touched; every
+//! SITEMAP_REFRESH_SECS for any source), and a file's `changed_at` moves forward whenever its
+//! bytes change, never backwards, so If-Modified-Since cannot hide a change.
+
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use tokio::sync::Mutex;
+
+use crate::config::{BaseUrl, Config};
+use crate::pages::{apply_scan, Layout, Measure, Page};
+use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint, SkipCounts, MAX_SITEMAPS_PER_INDEX};
+use crate::store::{Change, FileRecord, PageRecord, Store, StoreError};
+
+/// Validators of one whole file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validators {
+    pub fingerprint: Fingerprint,
+    /// Unix seconds.
+    pub changed_at: i64,
+}
+
+/// Everything needed to answer a request without touching the database.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub layout: Layout,
+    pub index: Validators,
+    /// The sitemap index document, built once per sweep (it is small).
+    pub index_doc: Bytes,
+    /// Its gzip form, made on first request.
+    pub index_gz: OnceLock<Bytes>,
+    pub robots: Validators,
+    pub robots_body: Bytes,
+}
+
+impl Snapshot {
+    pub fn page(&self, no: i64) -> Option<&Page> {
+        self.layout.find(no).map(|(_, p)| p)
+    }
+
+    /// The one page when a single file holds every entry.
+    pub fn single_page(&self) -> Option<&Page> {
+        match self.layout.0.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
+    pub fn skipped(&self) -> SkipCounts {
+        self.layout.0.iter().fold(SkipCounts::default(), |mut acc, p| {
+            acc.merge(&p.skipped);
+            acc
+        })
+    }
+
+    pub fn served(&self) -> usize {
+        self.layout.0.iter().map(|p| p.urls).sum()
+    }
+}
+
+/// One site: what it serves and how it stays current.
+pub struct Site {
+    /// Key of this site's rows in our state tables.
+    pub key: String,
+    pub base: BaseUrl,
+    pub rules: EntryRules,
+    pub style: DocumentStyle,
+    pub page_size: usize,
+    pub source: String,
+    pub store: Store,
+    snapshot: RwLock<Arc<Snapshot>>,
+    sweeping: Mutex<()>,
+}
+
+const INDEX_FILE: &str = "index";
+const ROBOTS_FILE: &str = "robots";
+
+impl Site {
+    /// Loads the stored state and brings it up to date with one full sweep.
+    pub async fn open(config: &Config, store: Store, rules: EntryRules, robots_body: String) -> Result<Arc<Self>, StoreError> {
+        let style = DocumentStyle::default();
+        let now = Utc::now().timestamp();
+        let robots_body = Bytes::from(robots_body);
+        let layout = Layout::empty(&style, now);
+        let index_doc = index_document(&style, &config.base_url, &layout);
+        let snapshot = Snapshot {
+            index: Validators {
+                fingerprint: Fingerprint::of(&index_doc),
+                changed_at: now,
+            },
+            index_doc,
+            index_gz: OnceLock::new(),
+            robots: Validators {
+                fingerprint: Fingerprint::of(&robots_body),
+                changed_at: now,
+            },
+            robots_body,
+            layout,
+        };
+        let site = Arc::new(Self {
+            key: config.base_url.as_str().to_string(),
+            base: config.base_url.clone(),
+            rules,
+            style,
+            page_size: config.page_size,
+            source: config.source.clone(),
+            store,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            sweeping: Mutex::new(()),
+        });
+        site.reload().await?;
+        site.sweep(Change::Everything).await?;
+        Ok(site)
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().expect("snapshot lock").clone()
+    }
+
+    fn install(&self, snapshot: Snapshot) {
+        *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    }
+
+    /// Replaces the in-memory layout with what the database holds (another writer's work).
+    async fn reload(&self) -> Result<(), StoreError> {
+        let pages = self.store.load_pages(&self.key).await?;
+        let files = self.store.load_files(&self.key).await?;
+        let current = self.snapshot();
+        let mut next = (*current).clone();
+        if !pages.is_empty() {
+            let layout = Layout(pages.iter().map(page_from_record).collect());
+            next.layout = keep_skip_counts(layout, &current.layout);
+        }
+        for f in files {
+            let fingerprint = Fingerprint::parse_hex(&f.fingerprint).unwrap_or(Fingerprint(0));
+            let v = Validators {
+                fingerprint,
+                changed_at: f.changed_at,
+            };
+            match f.name.as_str() {
+                INDEX_FILE => next.index = v,
+                // robots.txt comes from this process's template: only its history is taken.
+                ROBOTS_FILE if v.fingerprint == next.robots.fingerprint => next.robots = v,
+                _ => {}
+            }
+        }
+        next.index_doc = index_document(&self.style, &self.base, &next.layout);
+        next.index_gz = OnceLock::new();
+        self.install(next);
+        Ok(())
+    }
+
+    /// Re-measures the pages `change` may have touched and stores their new validators.
+    pub async fn sweep(&self, change: Change) -> Result<(), StoreError> {
+        let _one_at_a_time = self.sweeping.lock().await;
+        let mut change = change;
+        for _attempt in 0..3 {
+            let current = self.snapshot();
+            let indexes = match change {
+                Change::Everything => (0..current.layout.0.len()).collect(),
+                Change::Ids(range) => current.layout.overlapping(range),
+            };
+            let measure = Measure {
+                rules: &self.rules,
+                style: &self.style,
+                page_size: self.page_size,
+            };
+            let scanned = measure.scan(&self.store, &current.layout, &indexes).await?;
+            let now = Utc::now().timestamp();
+            let proposed = apply_scan(&current.layout, scanned, &self.style, now);
+            let started_from = current.layout.boundaries();
+            let robots_fp = current.robots.fingerprint;
+            let (style, base) = (self.style.clone(), self.base.clone());
+            let saved = self
+                .store
+                .save_state(&self.key, move |stored_pages, stored_files| {
+                    settle(&started_from, proposed, robots_fp, &style, &base, stored_pages, stored_files, now)
+                })
+                .await?;
+            match saved {
+                Some((pages, files)) => {
+                    self.install_saved(&current, &pages, &files);
+                    return Ok(());
+                }
+                None => {
+                    // Another replica moved the boundaries meanwhile: start from its state.
+                    self.reload().await?;
+                    change = Change::Everything;
+                }
+            }
+        }
+        tracing::warn!("sweep gave up after repeated concurrent changes; the next one retries");
+        Ok(())
+    }
+
+    fn install_saved(&self, previous: &Snapshot, pages: &[PageRecord], files: &[FileRecord]) {
+        let layout = keep_skip_counts(Layout(pages.iter().map(page_from_record).collect()), &previous.layout);
+        let index_doc = index_document(&self.style, &self.base, &layout);
+        let validators = |name: &str, fallback: Validators| {
+            files
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| Validators {
+                    fingerprint: Fingerprint::parse_hex(&f.fingerprint).unwrap_or(fallback.fingerprint),
+                    changed_at: f.changed_at,
+                })
+                .unwrap_or(fallback)
+        };
+        self.install(Snapshot {
+            index: validators(INDEX_FILE, previous.index),
+            robots: validators(ROBOTS_FILE, previous.robots),
+            robots_body: previous.robots_body.clone(),
+            index_doc,
+            index_gz: OnceLock::new(),
+            layout,
+        });
+    }
+
+    /// Runs sweeps for as long as the process lives: on each change the database reports, and
+    /// every `refresh` in any case (views over CMS tables report nothing).
+    pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
+        let mut changes = self.store.changes(&self.source);
+        let mut ticker = tokio::time::interval(refresh);
+        ticker.tick().await;
+        loop {
+            let change = tokio::select! {
+                Some(change) = changes.next() => change,
+                _ = ticker.tick() => Change::Everything,
+            };
+            if let Err(e) = self.sweep(change).await {
+                tracing::warn!(error = %e, "sweep failed; serving the last known state");
+            }
+        }
+    }
+}
+
+/// Merges a proposed layout with what is stored: keeps stored times of unchanged files and moves
+/// the time of changed ones strictly forward. `None` when the stored boundaries are not the ones
+/// the sweep started from.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    started_from: &[(i64, i64)],
+    mut proposed: Layout,
+    robots_fp: Fingerprint,
+    style: &DocumentStyle,
+    base: &BaseUrl,
+    stored_pages: Vec<PageRecord>,
+    stored_files: Vec<FileRecord>,
+    now: i64,
+) -> Option<(Vec<PageRecord>, Vec<FileRecord>)> {
+    let stored_boundaries: Vec<(i64, i64)> = stored_pages.iter().map(|p| (p.page_no, p.first_id)).collect();
+    if !stored_pages.is_empty() && stored_boundaries != started_from {
+        return None;
+    }
+    for page in &mut proposed.0 {
+        let stored = stored_pages.iter().find(|s| s.page_no == page.no);
+        page.changed_at = settle_time(stored.map(|s| (s.fingerprint.as_str(), s.changed_at)), page.fingerprint, now);
+    }
+    let index_doc = index_document(style, base, &proposed);
+    let file = |name: &str, fingerprint: Fingerprint| {
+        let stored = stored_files.iter().find(|f| f.name == name);
+        FileRecord {
+            name: name.to_string(),
+            fingerprint: fingerprint.hex(),
+            changed_at: settle_time(stored.map(|s| (s.fingerprint.as_str(), s.changed_at)), fingerprint, now),
+        }
+    };
+    let files = vec![
+        file(INDEX_FILE, Fingerprint::of(&index_doc)),
+        file(ROBOTS_FILE, robots_fp),
+    ];
+    Some((proposed.0.iter().map(page_to_record).collect(), files))
+}
+
+/// Unchanged bytes keep their time; changed bytes get `now`, but always after the stored time.
+fn settle_time(stored: Option<(&str, i64)>, fingerprint: Fingerprint, now: i64) -> i64 {
+    match stored {
+        Some((fp, at)) if fp == fingerprint.hex() => at,
+        Some((_, at)) => now.max(at + 1),
+        None => now,
+    }
+}
+
+fn keep_skip_counts(mut layout: Layout, previous: &Layout) -> Layout {
+    for page in &mut layout.0 {
+        if let Some((_, old)) = previous.find(page.no) {
+            if page.skipped == SkipCounts::default() {
+                page.skipped = old.skipped.clone();
+            }
+        }
+    }
+    layout
+}
+
+fn page_from_record(r: &PageRecord) -> Page {
+    Page {
+        no: r.page_no,
+        first_id: r.first_id,
+        urls: r.urls.max(0) as usize,
+        bytes: r.bytes.max(0) as usize,
+        fingerprint: Fingerprint::parse_hex(&r.fingerprint).unwrap_or(Fingerprint(0)),
+        changed_at: r.changed_at,
+        skipped: SkipCounts::default(),
+    }
+}
+
+fn page_to_record(p: &Page) -> PageRecord {
+    PageRecord {
+        page_no: p.no,
+        first_id: p.first_id,
+        urls: p.urls as i64,
+        bytes: p.bytes as i64,
+        fingerprint: p.fingerprint.hex(),
+        changed_at: p.changed_at,
+    }
+}
+
+/// File name of page K as served.
+pub fn page_file_name(no: i64) -> String {
+    format!("sitemap-{no}.xml.gz")
+}
+
+/// The sitemap index for a layout: every page, with the time its bytes last changed.
+pub fn index_document(style: &DocumentStyle, base: &BaseUrl, layout: &Layout) -> Bytes {
+    if layout.0.len() > MAX_SITEMAPS_PER_INDEX {
+        tracing::error!(pages = layout.0.len(), "more sitemap files than one index may list; listing the first 50000");
+    }
+    let entries: Vec<(String, DateTime<Utc>)> = layout
+        .0
+        .iter()
+        .take(MAX_SITEMAPS_PER_INDEX)
+        .map(|p| (base.file_url(&page_file_name(p.no)), to_datetime(p.changed_at)))
+        .collect();
+    Bytes::from(style.index(entries.iter().map(|(u, t)| (u.as_str(), *t))))
+}
+
+pub fn to_datetime(unix: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(unix, 0).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_file_moves_forward_even_within_the_same_second() {
+        let fp = Fingerprint(1);
+        assert_eq!(settle_time(Some((&fp.hex(), 50)), fp, 60), 50);
+        assert_eq!(settle_time(Some(("other", 60)), fp, 60), 61);
+        assert_eq!(settle_time(Some(("other", 10)), fp, 60), 60);
+        assert_eq!(settle_time(None, fp, 60), 60);
+    }
+}

@@ -1,0 +1,229 @@
+//! `Loc`: a URL that may appear in a sitemap, and the rules that make one from a row's `loc`.
+//!
+//! A `Loc` can only be built valid: absolute http(s), under the base URL (same scheme, host,
+//! port, and a path below the base path: the protocol's sitemap location rule), ASCII only with
+//! non-ASCII percent-encoded as UTF-8 (RFC 3986/3987), at most 2,048 characters, and free of
+//! characters XML 1.0 cannot carry. Entity escaping happens when writing, not here.
+
+use url::Url;
+
+use super::SkipReason;
+use crate::config::BaseUrl;
+
+/// Longest URL the protocol allows, counted after encoding.
+pub const MAX_LOC_CHARS: usize = 2048;
+
+/// A URL ready for `<loc>`: absolute, normalised, in scope and within limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loc(String);
+
+impl Loc {
+    /// Builds the URL a row's `loc` stands for, or the reason the row must be skipped.
+    ///
+    /// A value starting with `/` is resolved against the base URL as RFC 3986 says (so `/a`
+    /// under `https://e.com/shop/` is `https://e.com/a`, which lies outside the base).
+    pub fn parse(raw: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
+        let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+        if trimmed.chars().any(|c| !is_xml_char(c)) {
+            return Err(SkipReason::NotXmlSafe);
+        }
+        if trimmed.is_empty() || trimmed.chars().any(|c| c.is_control()) {
+            // Tabs and newlines inside a URL would be silently dropped by URL parsing.
+            return Err(SkipReason::InvalidUrl);
+        }
+        let url = parse_absolute(&escape_lone_percent(trimmed), base)?;
+        check_scope(&url, base)?;
+        let text = encode_strictly(url.as_str());
+        if text.len() > MAX_LOC_CHARS {
+            return Err(SkipReason::TooLong);
+        }
+        Ok(Self(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Path plus query, the part of the URL robots.txt rules match against.
+    pub fn path_and_query(&self) -> &str {
+        let after_scheme = self.0.find("://").map_or(0, |i| i + 3);
+        let path_start = self.0[after_scheme..]
+            .find('/')
+            .map_or(self.0.len(), |i| after_scheme + i);
+        let end = self.0.find('#').unwrap_or(self.0.len());
+        &self.0[path_start..end.max(path_start)]
+    }
+}
+
+/// The XML 1.0 `Char` production; Rust strings cannot hold surrogates.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+fn parse_absolute(value: &str, base: &BaseUrl) -> Result<Url, SkipReason> {
+    let parsed = if value.starts_with('/') {
+        base.url().join(value)
+    } else {
+        Url::parse(value)
+    };
+    parsed.map_err(|_| SkipReason::InvalidUrl)
+}
+
+fn check_scope(url: &Url, base: &BaseUrl) -> Result<(), SkipReason> {
+    let b = base.url();
+    let same_origin = url.scheme() == b.scheme()
+        && url.host() == b.host()
+        && url.port_or_known_default() == b.port_or_known_default();
+    let no_credentials = url.username().is_empty() && url.password().is_none();
+    if same_origin && no_credentials && url.path().starts_with(b.path()) {
+        Ok(())
+    } else {
+        Err(SkipReason::OutOfScope)
+    }
+}
+
+/// A `%` not followed by two hex digits is data, not an escape: encode it as `%25`.
+fn escape_lone_percent(value: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = value.as_bytes();
+    let lone = |i: usize| {
+        bytes[i] == b'%'
+            && !(i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit())
+    };
+    if !(0..bytes.len()).any(lone) {
+        return value.into();
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for (i, c) in value.char_indices() {
+        if lone(i) {
+            out.push_str("%25");
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
+/// Percent-encodes what the WHATWG serialiser leaves but RFC 3986 forbids (`|`, `^`, `{`,
+/// `` ` ``, `[` outside the host, a second `#`, …) so every crawler reads the same URL.
+fn encode_strictly(serialized: &str) -> String {
+    let authority_end = serialized
+        .find("://")
+        .and_then(|s| serialized[s + 3..].find('/').map(|p| s + 3 + p))
+        .unwrap_or(serialized.len());
+    let (head, rest) = serialized.split_at(authority_end);
+    let mut out = String::with_capacity(serialized.len());
+    out.push_str(head);
+    let mut seen_hash = false;
+    for b in rest.bytes() {
+        let keep = match b {
+            b'#' if !seen_hash => {
+                seen_hash = true;
+                true
+            }
+            b'#' => false,
+            _ => is_rfc3986_char(b),
+        };
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn is_rfc3986_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(s: &str) -> BaseUrl {
+        BaseUrl::parse(s).unwrap()
+    }
+
+    fn loc(raw: &str) -> Result<String, SkipReason> {
+        Loc::parse(raw, &base("https://www.example.com/")).map(|l| l.0)
+    }
+
+    #[test]
+    fn a_path_is_resolved_against_the_base() {
+        assert_eq!(loc("/fr/article.php?AIndex=12").unwrap(), "https://www.example.com/fr/article.php?AIndex=12");
+    }
+
+    #[test]
+    fn non_ascii_is_percent_encoded_as_utf8() {
+        assert_eq!(loc("/café/naïve?q=été").unwrap(), "https://www.example.com/caf%C3%A9/na%C3%AFve?q=%C3%A9t%C3%A9");
+    }
+
+    #[test]
+    fn characters_rfc3986_forbids_are_encoded() {
+        assert_eq!(loc("/a b/<x>|y^{z}?q=\"1\"&r='2'").unwrap(), "https://www.example.com/a%20b/%3Cx%3E%7Cy%5E%7Bz%7D?q=%221%22&r=%272%27");
+    }
+
+    #[test]
+    fn a_lone_percent_is_encoded_and_an_escape_is_kept() {
+        assert_eq!(loc("/100%/x%41%zz%").unwrap(), "https://www.example.com/100%25/x%41%25zz%25");
+    }
+
+    #[test]
+    fn other_hosts_schemes_and_ports_are_out_of_scope() {
+        for raw in [
+            "https://other.com/a",
+            "http://www.example.com/a",
+            "https://www.example.com:8443/a",
+            "javascript:alert(1)",
+            "ftp://www.example.com/a",
+            "https://user:pw@www.example.com/a",
+            "//evil.com/a",
+        ] {
+            assert_eq!(loc(raw), Err(SkipReason::OutOfScope), "{raw}");
+        }
+        assert_eq!(loc("https://www.example.com:443/a").unwrap(), "https://www.example.com/a");
+    }
+
+    #[test]
+    fn paths_outside_the_mount_path_are_out_of_scope() {
+        let b = base("https://example.com/catalog/");
+        assert!(Loc::parse("https://example.com/catalog/item?id=1", &b).is_ok());
+        assert_eq!(Loc::parse("https://example.com/catalogue", &b), Err(SkipReason::OutOfScope));
+        assert_eq!(Loc::parse("/other", &b), Err(SkipReason::OutOfScope));
+    }
+
+    #[test]
+    fn length_is_counted_after_encoding() {
+        let prefix = "https://www.example.com/";
+        let fits = format!("{prefix}{}", "a".repeat(MAX_LOC_CHARS - prefix.len()));
+        assert!(loc(&fits).is_ok());
+        let over = format!("{fits}a");
+        assert_eq!(loc(&over), Err(SkipReason::TooLong));
+        let encoded_over = format!("{prefix}{}", "é".repeat(400));
+        assert_eq!(loc(&encoded_over), Err(SkipReason::TooLong));
+    }
+
+    #[test]
+    fn characters_xml_cannot_carry_skip_the_row() {
+        assert_eq!(loc("/a\u{0}b"), Err(SkipReason::NotXmlSafe));
+        assert_eq!(loc("/a\u{1b}b"), Err(SkipReason::NotXmlSafe));
+        assert_eq!(loc("/a\u{FFFE}"), Err(SkipReason::NotXmlSafe));
+        assert_eq!(loc("/a\nb"), Err(SkipReason::InvalidUrl));
+        assert_eq!(loc("  /trimmed \n").unwrap(), "https://www.example.com/trimmed");
+    }
+
+    #[test]
+    fn relative_paths_and_garbage_are_invalid() {
+        assert_eq!(loc("relative/path"), Err(SkipReason::InvalidUrl));
+        assert_eq!(loc(""), Err(SkipReason::InvalidUrl));
+        assert_eq!(loc("http://"), Err(SkipReason::InvalidUrl));
+    }
+
+    #[test]
+    fn path_and_query_is_what_robots_rules_see() {
+        let l = Loc::parse("/a/b?x=1#frag", &base("https://e.com/")).unwrap();
+        assert_eq!(l.path_and_query(), "/a/b?x=1");
+    }
+}

@@ -1,0 +1,133 @@
+//! The XML writer: bytes of urlsets and sitemap indexes, entry by entry. No I/O.
+//!
+//! Documents are UTF-8, start with the XML declaration, use the sitemaps.org namespace, are not
+//! indented and end each `<url>`/`<sitemap>` with LF so they diff well. Text goes through
+//! quick-xml's escaper, so `& < > ' "` always leave as entities.
+
+use quick_xml::escape::escape;
+
+use super::entry::{w3c_datetime, Entry};
+
+pub const SITEMAP_NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
+const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+
+/// How documents look, the same for every file of a site.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentStyle {
+    /// URL of an XSL stylesheet announced with `<?xml-stylesheet?>`, if any.
+    pub stylesheet: Option<String>,
+}
+
+impl DocumentStyle {
+    fn prolog(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(XML_DECLARATION.as_bytes());
+        if let Some(href) = &self.stylesheet {
+            out.extend_from_slice(b"<?xml-stylesheet type=\"text/xsl\" href=\"");
+            out.extend_from_slice(escape(href.as_str()).as_bytes());
+            out.extend_from_slice(b"\"?>\n");
+        }
+    }
+
+    /// Everything before the first `<url>`.
+    pub fn urlset_open(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(160);
+        self.prolog(&mut out);
+        out.extend_from_slice(format!("<urlset xmlns=\"{SITEMAP_NS}\">\n").as_bytes());
+        out
+    }
+
+    /// Everything after the last `<url>`.
+    pub fn urlset_close(&self) -> &'static [u8] {
+        b"</urlset>\n"
+    }
+
+    /// A whole sitemap index for `(absolute URL, lastmod)` pairs, in order.
+    pub fn index<'a>(&self, sitemaps: impl IntoIterator<Item = (&'a str, chrono::DateTime<chrono::Utc>)>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4096);
+        self.prolog(&mut out);
+        out.extend_from_slice(format!("<sitemapindex xmlns=\"{SITEMAP_NS}\">\n").as_bytes());
+        for (loc, lastmod) in sitemaps {
+            push_element(&mut out, "sitemap", |out| {
+                push_text(out, "loc", loc);
+                push_text(out, "lastmod", &w3c_datetime(lastmod));
+            });
+        }
+        out.extend_from_slice(b"</sitemapindex>\n");
+        out
+    }
+}
+
+/// Appends one `<url>` element for `entry`.
+pub fn write_url(out: &mut Vec<u8>, entry: &Entry) {
+    push_element(out, "url", |out| {
+        push_text(out, "loc", entry.loc.as_str());
+        if let Some(lastmod) = entry.lastmod {
+            push_text(out, "lastmod", &lastmod.w3c());
+        }
+        if let Some(freq) = entry.changefreq {
+            push_text(out, "changefreq", freq.as_str());
+        }
+        if let Some(priority) = entry.priority {
+            push_text(out, "priority", &priority.to_decimal());
+        }
+    });
+}
+
+fn push_element(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
+    out.push(b'<');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'>');
+    body(out);
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b">\n");
+}
+
+fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
+    out.push(b'<');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'>');
+    out.extend_from_slice(escape(text).as_bytes());
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'>');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BaseUrl;
+    use crate::sitemap::entry::{EntryRules, RawEntry};
+    use chrono::TimeZone;
+
+    #[test]
+    fn a_url_is_escaped_and_complete() {
+        let rules = EntryRules::new(BaseUrl::parse("https://e.com").unwrap(), None, vec![]);
+        let entry = rules
+            .accept(&RawEntry {
+                id: 1,
+                loc: Some("/it's?x=1&y=2".into()),
+                lastmod: Some(chrono::Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap()),
+                changefreq: Some("daily".into()),
+                priority: Some(0.5),
+            })
+            .unwrap();
+        let mut out = Vec::new();
+        write_url(&mut out, &entry);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "<url><loc>https://e.com/it&apos;s?x=1&amp;y=2</loc><lastmod>2024-05-01T12:00:00+00:00</lastmod>\
+             <changefreq>daily</changefreq><priority>0.5</priority></url>\n"
+        );
+    }
+
+    #[test]
+    fn the_stylesheet_is_announced_only_when_configured() {
+        let plain = DocumentStyle::default().urlset_open();
+        assert!(!String::from_utf8(plain).unwrap().contains("xml-stylesheet"));
+        let styled = DocumentStyle {
+            stylesheet: Some("https://e.com/sitemap.xsl".into()),
+        };
+        assert!(String::from_utf8(styled.urlset_open()).unwrap().contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
+    }
+}

@@ -1,0 +1,257 @@
+//! PostgreSQL backend: entries by keyset range, state tables, and LISTEN/NOTIFY for changes.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::{ConnectOptions, Row};
+
+use super::{quote_identifier, Change, FileRecord, IdRange, PageRecord, SavedState, StoreError};
+use crate::config::Config;
+use crate::sitemap::RawEntry;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+const CHANGE_CHANNEL: &str = "sitemapd_changed";
+
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    select_range: String,
+}
+
+impl PgStore {
+    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+        let statement_timeout = format!("{}s", config.statement_timeout.as_secs());
+        // Timestamps without zone in a CMS view are read as UTC, whatever the server's default.
+        let options = PgConnectOptions::from_str(config.database_url.expose())?
+            .options([("statement_timeout", statement_timeout.as_str()), ("timezone", "UTC")])
+            .application_name("sitemapd")
+            .disable_statement_logging();
+        let pool = PgPoolOptions::new()
+            .max_connections(config.max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options);
+        Ok(Self {
+            pool,
+            select_range: select_range_sql(&config.source),
+        })
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query(&self.select_range)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch(&self.pool)
+            .map_ok(|row| raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
+    pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+        load_pages(&self.pool, site).await
+    }
+
+    pub async fn load_files(&self, site: &str) -> Result<Vec<FileRecord>, StoreError> {
+        load_files(&self.pool, site).await
+    }
+
+    pub async fn save_state<F>(&self, site: &str, merge: F) -> Result<Option<SavedState>, StoreError>
+    where
+        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
+    {
+        let mut tx = self.pool.begin().await?;
+        // One writer per site at a time, across replicas: the lock ends with the transaction.
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext('sitemapd:' || $1))")
+            .bind(site)
+            .execute(&mut *tx)
+            .await?;
+        let Some((pages, files)) = merge(load_pages(&mut *tx, site).await?, load_files(&mut *tx, site).await?) else {
+            return Ok(None);
+        };
+        sqlx::query("DELETE FROM sitemapd_pages WHERE site = $1").bind(site).execute(&mut *tx).await?;
+        for p in &pages {
+            sqlx::query(
+                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(site)
+            .bind(p.page_no)
+            .bind(p.first_id)
+            .bind(p.urls)
+            .bind(p.bytes)
+            .bind(&p.fingerprint)
+            .bind(p.changed_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for f in &files {
+            sqlx::query(
+                "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (site, name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, changed_at = EXCLUDED.changed_at",
+            )
+            .bind(site)
+            .bind(&f.name)
+            .bind(&f.fingerprint)
+            .bind(f.changed_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some((pages, files)))
+    }
+
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+            .fetch_one(&self.pool)
+            .await?;
+        if applied < MIGRATOR.iter().count() as i64 {
+            return Err(StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(0)));
+        }
+        Ok(())
+    }
+
+    /// Notifications from the triggers our migration puts on its own table; a lost connection
+    /// is reported as [`Change::Everything`] since notifications may have been missed meanwhile.
+    pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+        let pool = self.pool.clone();
+        let table = source.rsplit('.').next().unwrap_or(source).to_string();
+        stream::unfold(None::<PgListener>, move |listener| {
+            let (pool, table) = (pool.clone(), table.clone());
+            async move {
+                let mut listener = match listener {
+                    Some(l) => l,
+                    None => loop {
+                        match connect_listener(&pool).await {
+                            Ok(l) => break l,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "cannot listen for changes; retrying");
+                                tokio::time::sleep(Duration::from_secs(2)).await;
+                            }
+                        }
+                    },
+                };
+                loop {
+                    match listener.try_recv().await {
+                        Ok(Some(n)) => {
+                            if let Some(change) = parse_notification(n.payload(), &table) {
+                                return Some((change, Some(listener)));
+                            }
+                        }
+                        Ok(None) => return Some((Change::Everything, Some(listener))),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "change notifications interrupted");
+                            return Some((Change::Everything, None));
+                        }
+                    }
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+async fn connect_listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(CHANGE_CHANNEL).await?;
+    Ok(listener)
+}
+
+/// `"<table> <lo> <hi>"` or `"<table> all"`, as the trigger function sends them.
+fn parse_notification(payload: &str, table: &str) -> Option<Change> {
+    let mut parts = payload.split(' ');
+    if parts.next()? != table {
+        return None;
+    }
+    match (parts.next()?, parts.next()) {
+        ("all", None) => Some(Change::Everything),
+        (lo, Some(hi)) => match (lo.parse(), hi.parse()) {
+            (Ok(first), Ok(last)) => Some(Change::Ids(IdRange { first, last })),
+            _ => Some(Change::Everything),
+        },
+        _ => Some(Change::Everything),
+    }
+}
+
+/// Casts make any view with the five columns readable, whatever their exact types.
+fn select_range_sql(source: &str) -> String {
+    format!(
+        "SELECT id::int8 AS id, loc::text AS loc, lastmod::timestamptz AS lastmod, \
+         changefreq::text AS changefreq, priority::float8 AS priority \
+         FROM {} WHERE id BETWEEN $1 AND $2 ORDER BY id",
+        quote_identifier(source)
+    )
+}
+
+fn raw_entry(row: &PgRow) -> RawEntry {
+    RawEntry {
+        id: row.try_get("id").unwrap_or_default(),
+        loc: row.try_get("loc").ok().flatten(),
+        lastmod: row.try_get("lastmod").ok().flatten(),
+        changefreq: row.try_get("changefreq").ok().flatten(),
+        priority: row.try_get("priority").ok().flatten(),
+    }
+}
+
+async fn load_pages<'e>(exec: impl sqlx::PgExecutor<'e>, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at FROM sitemapd_pages \
+         WHERE site = $1 ORDER BY first_id",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(PageRecord {
+                page_no: r.try_get("page_no")?,
+                first_id: r.try_get("first_id")?,
+                urls: r.try_get("urls")?,
+                bytes: r.try_get("bytes")?,
+                fingerprint: r.try_get("fingerprint")?,
+                changed_at: r.try_get("changed_at")?,
+            })
+        })
+        .collect()
+}
+
+async fn load_files<'e>(exec: impl sqlx::PgExecutor<'e>, site: &str) -> Result<Vec<FileRecord>, StoreError> {
+    let rows = sqlx::query("SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = $1 ORDER BY name")
+        .bind(site)
+        .fetch_all(exec)
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(FileRecord {
+                name: r.try_get("name")?,
+                fingerprint: r.try_get("fingerprint")?,
+                changed_at: r.try_get("changed_at")?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notifications_for_other_tables_are_ignored() {
+        assert_eq!(parse_notification("other 1 2", "sitemap_entries"), None);
+        assert_eq!(
+            parse_notification("sitemap_entries 3 9", "sitemap_entries"),
+            Some(Change::Ids(IdRange { first: 3, last: 9 }))
+        );
+        assert_eq!(parse_notification("sitemap_entries all", "sitemap_entries"), Some(Change::Everything));
+    }
+
+    #[test]
+    fn the_source_is_quoted_in_the_query() {
+        assert!(select_range_sql("cms.v").contains("FROM \"cms\".\"v\" WHERE"));
+    }
+}

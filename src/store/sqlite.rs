@@ -1,0 +1,250 @@
+//! SQLite backend, the embedded default: same interface as PostgreSQL; changes are seen by
+//! polling the one-row change log our triggers keep (SQLite cannot notify another process).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow};
+use sqlx::{ConnectOptions, Row};
+
+use super::{quote_identifier, Change, FileRecord, IdRange, PageRecord, SavedState, StoreError};
+use crate::config::Config;
+use crate::sitemap::RawEntry;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+const CHANGE_POLL: Duration = Duration::from_millis(250);
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    select_range: String,
+}
+
+impl SqliteStore {
+    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(config.database_url.expose())?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(5))
+            .disable_statement_logging();
+        let pool = SqlitePoolOptions::new()
+            .max_connections(config.max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options);
+        Ok(Self {
+            pool,
+            select_range: format!(
+                "SELECT id, loc, lastmod, changefreq, priority FROM {} WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                quote_identifier(&config.source)
+            ),
+        })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query(&self.select_range)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch(&self.pool)
+            .map_ok(|row| raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
+    pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+        load_pages(&self.pool, site).await
+    }
+
+    pub async fn load_files(&self, site: &str) -> Result<Vec<FileRecord>, StoreError> {
+        load_files(&self.pool, site).await
+    }
+
+    pub async fn save_state<F>(&self, site: &str, merge: F) -> Result<Option<SavedState>, StoreError>
+    where
+        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
+    {
+        let mut tx = self.pool.begin().await?;
+        let Some((pages, files)) = merge(load_pages(&mut *tx, site).await?, load_files(&mut *tx, site).await?) else {
+            return Ok(None);
+        };
+        sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?1").bind(site).execute(&mut *tx).await?;
+        for p in &pages {
+            sqlx::query(
+                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .bind(site)
+            .bind(p.page_no)
+            .bind(p.first_id)
+            .bind(p.urls)
+            .bind(p.bytes)
+            .bind(&p.fingerprint)
+            .bind(p.changed_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for f in &files {
+            sqlx::query(
+                "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (site, name) DO UPDATE SET fingerprint = excluded.fingerprint, changed_at = excluded.changed_at",
+            )
+            .bind(site)
+            .bind(&f.name)
+            .bind(&f.fingerprint)
+            .bind(f.changed_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some((pages, files)))
+    }
+
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+            .fetch_one(&self.pool)
+            .await?;
+        if applied < MIGRATOR.iter().count() as i64 {
+            return Err(StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(0)));
+        }
+        Ok(())
+    }
+
+    /// Polls the change log; reports the id range touched since the last look.
+    pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+        let pool = self.pool.clone();
+        let source = source.to_string();
+        stream::unfold(None::<i64>, move |mut seen| {
+            let (pool, source) = (pool.clone(), source.clone());
+            async move {
+                loop {
+                    tokio::time::sleep(CHANGE_POLL).await;
+                    let Ok(Some(row)) = sqlx::query("SELECT version, lo, hi FROM sitemapd_changes WHERE source = ?1")
+                        .bind(&source)
+                        .fetch_optional(&pool)
+                        .await
+                    else {
+                        continue;
+                    };
+                    let version: i64 = row.try_get("version").unwrap_or_default();
+                    if seen.replace(version).is_none_or(|v| v == version) {
+                        continue;
+                    }
+                    let range = match (row.try_get("lo"), row.try_get("hi")) {
+                        (Ok(Some(first)), Ok(Some(last))) => Change::Ids(IdRange { first, last }),
+                        _ => Change::Everything,
+                    };
+                    // Forget the range only if nothing changed since we read it.
+                    let _ = sqlx::query("UPDATE sitemapd_changes SET lo = NULL, hi = NULL WHERE source = ?1 AND version = ?2")
+                        .bind(&source)
+                        .bind(version)
+                        .execute(&pool)
+                        .await;
+                    return Some((range, seen));
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+fn raw_entry(row: &SqliteRow) -> RawEntry {
+    RawEntry {
+        id: row.try_get("id").unwrap_or_default(),
+        loc: row.try_get("loc").ok().flatten(),
+        lastmod: row.try_get::<Option<String>, _>("lastmod").ok().flatten().as_deref().and_then(parse_lastmod),
+        changefreq: row.try_get("changefreq").ok().flatten(),
+        priority: read_priority(row),
+    }
+}
+
+/// SQLite columns hold any type; a priority stored as text still counts.
+fn read_priority(row: &SqliteRow) -> Option<f64> {
+    match row.try_get::<Option<f64>, _>("priority") {
+        Ok(value) => value,
+        Err(_) => row
+            .try_get::<Option<String>, _>("priority")
+            .ok()
+            .flatten()
+            .and_then(|s| s.trim().parse().ok()),
+    }
+}
+
+/// RFC 3339, or SQLite's own `YYYY-MM-DD HH:MM:SS` (UTC), or a bare date.
+pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Some(at.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+        if let Ok(at) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(at.and_utc());
+        }
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|at| at.and_utc())
+}
+
+async fn load_pages<'e>(exec: impl sqlx::SqliteExecutor<'e>, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at FROM sitemapd_pages \
+         WHERE site = ?1 ORDER BY first_id",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(PageRecord {
+                page_no: r.try_get("page_no")?,
+                first_id: r.try_get("first_id")?,
+                urls: r.try_get("urls")?,
+                bytes: r.try_get("bytes")?,
+                fingerprint: r.try_get("fingerprint")?,
+                changed_at: r.try_get("changed_at")?,
+            })
+        })
+        .collect()
+}
+
+async fn load_files<'e>(exec: impl sqlx::SqliteExecutor<'e>, site: &str) -> Result<Vec<FileRecord>, StoreError> {
+    let rows = sqlx::query("SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = ?1 ORDER BY name")
+        .bind(site)
+        .fetch_all(exec)
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(FileRecord {
+                name: r.try_get("name")?,
+                fingerprint: r.try_get("fingerprint")?,
+                changed_at: r.try_get("changed_at")?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lastmod_text_in_common_forms_is_read_as_utc() {
+        let expect = "2024-05-01T12:00:00+00:00";
+        for text in ["2024-05-01T12:00:00Z", "2024-05-01T14:00:00+02:00", "2024-05-01 12:00:00"] {
+            assert_eq!(crate::sitemap::entry::w3c_datetime(parse_lastmod(text).unwrap()), expect, "{text}");
+        }
+        assert!(parse_lastmod("2024-05-01").is_some());
+        assert_eq!(parse_lastmod("yesterday"), None);
+    }
+}
