@@ -9,8 +9,8 @@ use crate::config::Config;
 use crate::http::App;
 use crate::metrics::Metrics;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
-use crate::sitemap::EntryRules;
 use crate::site::Site;
+use crate::sitemap::EntryRules;
 use crate::store::{Store, StoreError};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
@@ -49,10 +49,12 @@ pub struct ServedRobots {
 pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
     let template = match &config.robots_template {
         None => robots::BUILTIN_TEMPLATE.to_string(),
-        Some(path) => std::fs::read_to_string(path).map_err(|e| StartError::TemplateUnreadable {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?,
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| StartError::TemplateUnreadable {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?
+        }
     };
     let context = RobotsContext {
         base_url: config.base_url.as_str().to_string(),
@@ -67,7 +69,11 @@ pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
 
 /// The rules every entry passes, with robots.txt consistency applied.
 pub fn entry_rules(config: &Config, robots: &ServedRobots) -> EntryRules {
-    EntryRules::new(config.base_url.clone(), Some(robots.rules.clone()), config.check_agents.clone())
+    EntryRules::new(
+        config.base_url.clone(),
+        Some(robots.rules.clone()),
+        config.check_agents.clone(),
+    )
 }
 
 /// Connects, migrates, measures every page once, and returns the HTTP app.
@@ -80,7 +86,8 @@ pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
         site,
         cache: PageCache::new(config.cache_budget_bytes),
         metrics: Arc::new(Metrics::new()),
-        cache_control: HeaderValue::from_str(&config.cache_control).unwrap_or(HeaderValue::from_static("public, max-age=300")),
+        cache_control: HeaderValue::from_str(&config.cache_control)
+            .unwrap_or(HeaderValue::from_static("public, max-age=300")),
         staging: config.environment == Environment::Staging,
     }))
 }

@@ -141,7 +141,10 @@ impl PageCache {
         }
         let flight = Arc::new(Flight::new());
         inner.flights.insert(key.clone(), flight.clone());
-        Lookup::Flight { flight, started: true }
+        Lookup::Flight {
+            flight,
+            started: true,
+        }
     }
 
     /// Ends a flight: `Some(true)` keeps the file (if it fits the budget), `Some(false)` drops
@@ -202,11 +205,19 @@ mod tests {
     #[tokio::test]
     async fn followers_get_every_chunk_from_the_start() {
         let cache = PageCache::new(1024);
-        let Lookup::Flight { flight, started: true } = cache.lookup(&key(1)) else {
+        let Lookup::Flight {
+            flight,
+            started: true,
+        } = cache.lookup(&key(1))
+        else {
             panic!("first lookup starts a flight")
         };
         flight.push(Bytes::from_static(b"ab"));
-        let Lookup::Flight { flight: same, started: false } = cache.lookup(&key(1)) else {
+        let Lookup::Flight {
+            flight: same,
+            started: false,
+        } = cache.lookup(&key(1))
+        else {
             panic!("second lookup follows")
         };
         let follower = tokio::spawn(collect(same.follow()));

@@ -12,7 +12,11 @@ use crate::config::{Config, Defaults, LogFormat, Vars};
 use crate::{commands, demo, http};
 
 #[derive(Parser)]
-#[command(name = "sitemapd", version, about = "Serves a website's sitemaps and robots.txt live from its database")]
+#[command(
+    name = "sitemapd",
+    version,
+    about = "Serves a website's sitemaps and robots.txt live from its database"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -68,7 +72,10 @@ pub fn run() -> i32 {
         }
     };
     init_tracing(config.log_format);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let result = runtime.block_on(async {
         match command {
             Command::Serve => serve(&config).await,
@@ -95,8 +102,11 @@ pub fn run() -> i32 {
 }
 
 fn init_tracing(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
@@ -105,10 +115,12 @@ fn init_tracing(format: LogFormat) {
 
 async fn serve(config: &Config) -> Result<i32, StartError> {
     let app = app::build(config).await?;
-    let listener = tokio::net::TcpListener::bind(config.bind_addr).await.map_err(|e| StartError::Bind {
-        addr: config.bind_addr.to_string(),
-        reason: e.to_string(),
-    })?;
+    let listener = tokio::net::TcpListener::bind(config.bind_addr)
+        .await
+        .map_err(|e| StartError::Bind {
+            addr: config.bind_addr.to_string(),
+            reason: e.to_string(),
+        })?;
     tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
     tokio::spawn(app.site.clone().keep_current(config.refresh));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -116,9 +128,15 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
         let _ = stop_rx.await;
     }));
     shutdown_signal().await;
-    tracing::info!(grace_secs = config.shutdown_grace.as_secs(), "shutting down; letting downloads finish");
+    tracing::info!(
+        grace_secs = config.shutdown_grace.as_secs(),
+        "shutting down; letting downloads finish"
+    );
     let _ = stop_tx.send(());
-    if tokio::time::timeout(config.shutdown_grace, server).await.is_err() {
+    if tokio::time::timeout(config.shutdown_grace, server)
+        .await
+        .is_err()
+    {
         tracing::warn!("grace period over; closing remaining connections");
     }
     Ok(0)

@@ -9,8 +9,8 @@ use futures::TryStreamExt;
 use crate::app::{self, StartError};
 use crate::config::Config;
 use crate::render;
-use crate::sitemap::{SkipCounts, SkipReason};
 use crate::site::{page_file_name, Site};
+use crate::sitemap::{SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
 
 /// Rows shown per skip reason by `check`.
@@ -49,7 +49,11 @@ pub async fn check(config: &Config) -> Result<i32, StartError> {
                 skipped.add(reason);
                 let list = examples.entry(reason).or_default();
                 if list.len() < EXAMPLES_PER_REASON {
-                    list.push(format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL")));
+                    list.push(format!(
+                        "id {}: {:?}",
+                        raw.id,
+                        raw.loc.as_deref().unwrap_or("NULL")
+                    ));
                 }
             }
         }
@@ -71,7 +75,11 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
     let robots = app::served_robots(config)?;
     let path = path_of(url);
     let verdict = robots.rules.evaluate(agent, &path);
-    let word = if verdict.allowed { "allowed" } else { "disallowed" };
+    let word = if verdict.allowed {
+        "allowed"
+    } else {
+        "disallowed"
+    };
     match &verdict.decided_by {
         Some(rule) => println!(
             "{word}: {path} for {agent}, by line {}: {}: {}",
@@ -116,11 +124,19 @@ pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;
     write(&dir.join("robots.txt"), &snapshot.robots_body)?;
-    println!("wrote {} sitemap files, sitemap_index.xml, sitemap.xml and robots.txt to {}", snapshot.layout.0.len(), dir.display());
+    println!(
+        "wrote {} sitemap files, sitemap_index.xml, sitemap.xml and robots.txt to {}",
+        snapshot.layout.0.len(),
+        dir.display()
+    );
     Ok(0)
 }
 
-async fn render_whole(site: &Site, page: &crate::pages::Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
+async fn render_whole(
+    site: &Site,
+    page: &crate::pages::Page,
+    range: IdRange,
+) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
     render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
     Ok(out)
@@ -154,7 +170,11 @@ struct Progress {
 impl Progress {
     fn new(what: &'static str) -> Self {
         let now = Instant::now();
-        Self { what, started: now, last: now }
+        Self {
+            what,
+            started: now,
+            last: now,
+        }
     }
 
     fn tick(&mut self, done: u64) {

@@ -168,7 +168,9 @@ fn redact_password(raw: &str) -> String {
         Ok(_) => raw.to_string(),
         // Unparseable: do not risk echoing `user:secret@` back.
         Err(_) => match (raw.find("://"), raw.rfind('@')) {
-            (Some(start), Some(at)) if at > start => format!("{}***{}", &raw[..start + 3], &raw[at..]),
+            (Some(start), Some(at)) if at > start => {
+                format!("{}***{}", &raw[..start + 3], &raw[at..])
+            }
             _ => raw.to_string(),
         },
     }
@@ -221,7 +223,10 @@ impl Vars {
     }
 
     fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 }
 
@@ -234,46 +239,89 @@ pub struct Defaults {
 
 impl Config {
     pub fn from_vars(vars: &Vars, defaults: &Defaults) -> Result<Self, ConfigError> {
-        let bind_addr = parse_with(vars, "BIND_ADDR", "127.0.0.1:8080", "a socket address like 127.0.0.1:8080", |v| {
-            v.parse::<SocketAddr>().ok()
-        })?;
+        let bind_addr = parse_with(
+            vars,
+            "BIND_ADDR",
+            "127.0.0.1:8080",
+            "a socket address like 127.0.0.1:8080",
+            |v| v.parse::<SocketAddr>().ok(),
+        )?;
         Ok(Self {
             base_url: base_url(vars, defaults, bind_addr)?,
             database_url: database_url(vars, defaults)?,
             bind_addr,
             source: source_name(vars)?,
-            page_size: parse_with(vars, "SITEMAP_PAGE_SIZE", "50000", "an integer from 1 to 50000", |v| {
-                v.parse::<usize>().ok().filter(|n| (1..=MAX_URLS_PER_FILE).contains(n))
-            })?,
+            page_size: parse_with(
+                vars,
+                "SITEMAP_PAGE_SIZE",
+                "50000",
+                "an integer from 1 to 50000",
+                |v| {
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=MAX_URLS_PER_FILE).contains(n))
+                },
+            )?,
             cache_control: cache_control(vars)?,
-            refresh: Duration::from_secs(parse_with(vars, "SITEMAP_REFRESH_SECS", "60", "an integer number of seconds from 1 to 86400", |v| {
-                v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n))
-            })?),
+            refresh: Duration::from_secs(parse_with(
+                vars,
+                "SITEMAP_REFRESH_SECS",
+                "60",
+                "an integer number of seconds from 1 to 86400",
+                |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
+            )?),
             robots_template: vars.get("ROBOTS_TEMPLATE").map(PathBuf::from),
-            environment: parse_with(vars, "SITEMAP_ENV", "production", "production or staging", |v| match v {
-                "production" => Some(Environment::Production),
-                "staging" => Some(Environment::Staging),
-                _ => None,
-            })?,
+            environment: parse_with(
+                vars,
+                "SITEMAP_ENV",
+                "production",
+                "production or staging",
+                |v| match v {
+                    "production" => Some(Environment::Production),
+                    "staging" => Some(Environment::Staging),
+                    _ => None,
+                },
+            )?,
             extra_sitemaps: extra_sitemaps(vars)?,
             check_agents: check_agents(vars)?,
-            max_connections: parse_with(vars, "DATABASE_MAX_CONNECTIONS", "8", "an integer from 1 to 1000", |v| {
-                v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n))
-            })?,
+            max_connections: parse_with(
+                vars,
+                "DATABASE_MAX_CONNECTIONS",
+                "8",
+                "an integer from 1 to 1000",
+                |v| v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n)),
+            )?,
             log_format: parse_with(vars, "LOG_FORMAT", "text", "text or json", |v| match v {
                 "text" => Some(LogFormat::Text),
                 "json" => Some(LogFormat::Json),
                 _ => None,
             })?,
-            cache_budget_bytes: parse_with(vars, "SITEMAP_CACHE_MB", "64", "an integer number of MiB from 0 to 65536", |v| {
-                v.parse::<usize>().ok().filter(|n| *n <= 65_536).map(|n| n << 20)
-            })?,
+            cache_budget_bytes: parse_with(
+                vars,
+                "SITEMAP_CACHE_MB",
+                "64",
+                "an integer number of MiB from 0 to 65536",
+                |v| {
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|n| *n <= 65_536)
+                        .map(|n| n << 20)
+                },
+            )?,
             shutdown_grace: seconds(vars, "SHUTDOWN_GRACE_SECS", "30")?,
             request_timeout: seconds(vars, "REQUEST_TIMEOUT_SECS", "120")?,
             statement_timeout: seconds(vars, "DATABASE_STATEMENT_TIMEOUT_SECS", "30")?,
-            max_concurrent_requests: parse_with(vars, "MAX_CONCURRENT_REQUESTS", "1024", "an integer from 1 to 100000", |v| {
-                v.parse::<usize>().ok().filter(|n| (1..=100_000).contains(n))
-            })?,
+            max_concurrent_requests: parse_with(
+                vars,
+                "MAX_CONCURRENT_REQUESTS",
+                "1024",
+                "an integer from 1 to 100000",
+                |v| {
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=100_000).contains(n))
+                },
+            )?,
         })
     }
 
@@ -295,9 +343,18 @@ fn parse_with<T>(
 }
 
 fn seconds(vars: &Vars, name: &'static str, default: &str) -> Result<Duration, ConfigError> {
-    parse_with(vars, name, default, "an integer number of seconds from 1 to 3600", |v| {
-        v.parse::<u64>().ok().filter(|n| (1..=3600).contains(n)).map(Duration::from_secs)
-    })
+    parse_with(
+        vars,
+        name,
+        default,
+        "an integer number of seconds from 1 to 3600",
+        |v| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|n| (1..=3600).contains(n))
+                .map(Duration::from_secs)
+        },
+    )
 }
 
 fn base_url(vars: &Vars, defaults: &Defaults, bind: SocketAddr) -> Result<BaseUrl, ConfigError> {
@@ -356,7 +413,11 @@ fn cache_control(vars: &Vars) -> Result<String, ConfigError> {
     const NAME: &str = "SITEMAP_CACHE_CONTROL";
     let value = vars.get(NAME).unwrap_or("public, max-age=300").trim();
     if value.is_empty() || value.chars().any(|c| c.is_control() || !c.is_ascii()) {
-        return Err(ConfigError::new(NAME, value, "a Cache-Control header value"));
+        return Err(ConfigError::new(
+            NAME,
+            value,
+            "a Cache-Control header value",
+        ));
     }
     Ok(value.to_string())
 }
@@ -366,7 +427,11 @@ fn extra_sitemaps(vars: &Vars) -> Result<Vec<String>, ConfigError> {
     split_list(vars.get(NAME).unwrap_or(""))
         .map(|item| match Url::parse(item) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url.to_string()),
-            _ => Err(ConfigError::new(NAME, item, "comma-separated absolute http(s) URLs")),
+            _ => Err(ConfigError::new(
+                NAME,
+                item,
+                "comma-separated absolute http(s) URLs",
+            )),
         })
         .collect()
 }
@@ -375,7 +440,11 @@ fn check_agents(vars: &Vars) -> Result<Vec<String>, ConfigError> {
     const NAME: &str = "ROBOTS_CHECK_AGENTS";
     let raw = vars.get(NAME).unwrap_or("*");
     let agents: Vec<String> = split_list(raw).map(str::to_string).collect();
-    let valid = |a: &String| a == "*" || a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let valid = |a: &String| {
+        a == "*"
+            || a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
     if agents.is_empty() || !agents.iter().all(valid) {
         return Err(ConfigError::new(
             NAME,
@@ -395,7 +464,10 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        Config::from_vars(&Vars::from_pairs(pairs.iter().copied()), &Defaults::default())
+        Config::from_vars(
+            &Vars::from_pairs(pairs.iter().copied()),
+            &Defaults::default(),
+        )
     }
 
     #[test]
@@ -408,13 +480,23 @@ mod tests {
     fn base_url_gets_a_trailing_slash() {
         let cfg = config(&[("SITEMAP_BASE_URL", "https://example.com/catalog")]).unwrap();
         assert_eq!(cfg.base_url.as_str(), "https://example.com/catalog/");
-        assert_eq!(cfg.index_url(), "https://example.com/catalog/sitemap_index.xml");
+        assert_eq!(
+            cfg.index_url(),
+            "https://example.com/catalog/sitemap_index.xml"
+        );
     }
 
     #[test]
     fn bad_page_size_names_variable_value_and_expectation() {
-        let err = config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_PAGE_SIZE", "50001")]).unwrap_err();
-        assert_eq!(err.to_string(), "SITEMAP_PAGE_SIZE=\"50001\": an integer from 1 to 50000");
+        let err = config(&[
+            ("SITEMAP_BASE_URL", "https://e.com"),
+            ("SITEMAP_PAGE_SIZE", "50001"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "SITEMAP_PAGE_SIZE=\"50001\": an integer from 1 to 50000"
+        );
     }
 
     #[test]
@@ -431,9 +513,17 @@ mod tests {
 
     #[test]
     fn source_must_be_an_identifier() {
-        let err = config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_SOURCE", "x; drop table y")]).unwrap_err();
+        let err = config(&[
+            ("SITEMAP_BASE_URL", "https://e.com"),
+            ("SITEMAP_SOURCE", "x; drop table y"),
+        ])
+        .unwrap_err();
         assert_eq!(err.variable, "SITEMAP_SOURCE");
-        assert!(config(&[("SITEMAP_BASE_URL", "https://e.com"), ("SITEMAP_SOURCE", "cms.pages_view")]).is_ok());
+        assert!(config(&[
+            ("SITEMAP_BASE_URL", "https://e.com"),
+            ("SITEMAP_SOURCE", "cms.pages_view")
+        ])
+        .is_ok());
     }
 
     #[test]

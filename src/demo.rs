@@ -35,7 +35,9 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
     let mut tx = pool.begin().await.map_err(StoreError::from)?;
     for chunk_start in (1..=DEMO_ENTRIES).step_by(1000) {
         let ids = chunk_start..(chunk_start + 1000).min(DEMO_ENTRIES + 1);
-        let mut query = sqlx::QueryBuilder::new("INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) ");
+        let mut query = sqlx::QueryBuilder::new(
+            "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) ",
+        );
         query.push_values(ids, |mut row, id| {
             let entry = sample_entry(id);
             row.push_bind(id)
@@ -44,7 +46,11 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
                 .push_bind(entry.2)
                 .push_bind(entry.3);
         });
-        query.build().execute(&mut *tx).await.map_err(StoreError::from)?;
+        query
+            .build()
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(())
@@ -61,9 +67,15 @@ fn sample_entry(id: i64) -> (String, Option<String>, Option<&'static str>, Optio
     let lastmod = (id % 5 != 0).then(|| {
         let day = 1 + id % 28;
         let month = 1 + id % 12;
-        format!("2026-{month:02}-{day:02}T{:02}:{:02}:00+00:00", id % 24, id % 60)
+        format!(
+            "2026-{month:02}-{day:02}T{:02}:{:02}:00+00:00",
+            id % 24,
+            id % 60
+        )
     });
-    let changefreq = ["daily", "weekly", "monthly"].get((id % 4) as usize).copied();
+    let changefreq = ["daily", "weekly", "monthly"]
+        .get((id % 4) as usize)
+        .copied();
     let priority = (id % 3 == 0).then_some(0.5 + (id % 6) as f64 / 10.0);
     (loc, lastmod, changefreq, priority)
 }

@@ -58,16 +58,44 @@ impl Metrics {
             entries_skipped: Family::default(),
             registry: Registry::default(),
         };
-        registry.register("http_requests", "HTTP requests by route and status", m.requests.clone());
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status",
+            m.requests.clone(),
+        );
         registry.register("not_modified", "304 responses", m.not_modified.clone());
-        registry.register("renders", "Sitemap files rendered from the database", m.renders.clone());
-        registry.register("render_seconds", "Time to render one sitemap file", m.render_seconds.clone());
-        registry.register("cache_hits", "Sitemap files served from the in-memory cache", m.cache_hits.clone());
+        registry.register(
+            "renders",
+            "Sitemap files rendered from the database",
+            m.renders.clone(),
+        );
+        registry.register(
+            "render_seconds",
+            "Time to render one sitemap file",
+            m.render_seconds.clone(),
+        );
+        registry.register(
+            "cache_hits",
+            "Sitemap files served from the in-memory cache",
+            m.cache_hits.clone(),
+        );
         registry.register("bytes_served", "Body bytes sent", m.bytes_served.clone());
-        registry.register("database_errors", "Failed database operations", m.database_errors.clone());
+        registry.register(
+            "database_errors",
+            "Failed database operations",
+            m.database_errors.clone(),
+        );
         registry.register("sweeps", "Sweeps that re-measured pages", m.sweeps.clone());
-        registry.register("entries_served", "Entries listed in the sitemaps", m.entries_served.clone());
-        registry.register("entries_skipped", "Entries left out, by reason", m.entries_skipped.clone());
+        registry.register(
+            "entries_served",
+            "Entries listed in the sitemaps",
+            m.entries_served.clone(),
+        );
+        registry.register(
+            "entries_skipped",
+            "Entries left out, by reason",
+            m.entries_skipped.clone(),
+        );
         Self { registry, ..m }
     }
 
@@ -75,7 +103,9 @@ impl Metrics {
         self.entries_served.set(served as i64);
         for (reason, count) in skipped.iter() {
             self.entries_skipped
-                .get_or_create(&ReasonLabels { reason: reason.as_str() })
+                .get_or_create(&ReasonLabels {
+                    reason: reason.as_str(),
+                })
                 .set(count as i64);
         }
     }

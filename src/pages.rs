@@ -8,7 +8,10 @@
 
 use futures::TryStreamExt;
 
-use crate::sitemap::{write_url, DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts, MAX_FILE_BYTES};
+use crate::sitemap::{
+    write_url, DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts,
+    MAX_FILE_BYTES,
+};
 use crate::store::{IdRange, Store, StoreError};
 
 /// One sitemap file: its number in URLs, its id range and validators.
@@ -47,8 +50,15 @@ impl Layout {
     }
 
     pub fn range(&self, index: usize) -> IdRange {
-        let first = if index == 0 { i64::MIN } else { self.0[index].first_id };
-        let last = self.0.get(index + 1).map_or(i64::MAX, |next| next.first_id - 1);
+        let first = if index == 0 {
+            i64::MIN
+        } else {
+            self.0[index].first_id
+        };
+        let last = self
+            .0
+            .get(index + 1)
+            .map_or(i64::MAX, |next| next.first_id - 1);
         IdRange { first, last }
     }
 
@@ -58,7 +68,9 @@ impl Layout {
 
     /// Indexes of the pages whose ranges meet `range`.
     pub fn overlapping(&self, range: IdRange) -> Vec<usize> {
-        (0..self.0.len()).filter(|&i| self.range(i).overlaps(&range)).collect()
+        (0..self.0.len())
+            .filter(|&i| self.range(i).overlaps(&range))
+            .collect()
     }
 
     fn next_page_no(&self) -> i64 {
@@ -89,13 +101,18 @@ pub struct Measure<'a> {
 impl Measure<'_> {
     /// Reads the rows of the given pages (one query per run of neighbouring pages) and
     /// fingerprints each page's bytes exactly as they would be served.
-    pub async fn scan(&self, store: &Store, layout: &Layout, indexes: &[usize]) -> Result<Vec<ScannedPage>, StoreError> {
+    pub async fn scan(
+        &self,
+        store: &Store,
+        layout: &Layout,
+        indexes: &[usize],
+    ) -> Result<Vec<ScannedPage>, StoreError> {
         let open = self.style.urlset_open();
-        let mut scanned = Vec::with_capacity(indexes.len());
+        let mut outcomes = Vec::with_capacity(indexes.len());
         for run in runs(indexes) {
             let range = IdRange {
                 first: layout.range(run[0]).first,
-                last: layout.range(*run.last().unwrap_or(&run[0])).last,
+                last: layout.range(run[run.len() - 1]).last,
             };
             let mut current = 0;
             let mut scan = self.page_scan(layout, run[0], &open);
@@ -103,7 +120,7 @@ impl Measure<'_> {
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 while !layout.range(run[current]).contains(raw.id) && current + 1 < run.len() {
-                    scanned.push(scan.finish(run[current]));
+                    outcomes.push(scan.finish(run[current]));
                     current += 1;
                     scan = self.page_scan(layout, run[current], &open);
                 }
@@ -116,30 +133,80 @@ impl Measure<'_> {
                     Err(reason) => scan.skipped.add(reason),
                 }
             }
-            scanned.push(scan.finish(run[current]));
+            outcomes.push(scan.finish(run[current]));
             for &index in &run[current + 1..] {
-                scanned.push(self.page_scan(layout, index, &open).finish(index));
+                outcomes.push(self.page_scan(layout, index, &open).finish(index));
             }
+        }
+        let mut scanned = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            scanned.push(match outcome {
+                Outcome::Measured(page) => page,
+                Outcome::SplitAt {
+                    index,
+                    cuts,
+                    skipped,
+                } => {
+                    self.measure_split(store, layout.range(index), index, &cuts, skipped)
+                        .await?
+                }
+            });
         }
         Ok(scanned)
     }
 
+    /// Measures the parts of a page split at `cuts` (the first ids of the parts after the first).
+    async fn measure_split(
+        &self,
+        store: &Store,
+        range: IdRange,
+        index: usize,
+        cuts: &[i64],
+        skipped: SkipCounts,
+    ) -> Result<ScannedPage, StoreError> {
+        let open = self.style.urlset_open();
+        let firsts: Vec<i64> = std::iter::once(range.first)
+            .chain(cuts.iter().copied())
+            .collect();
+        let mut parts = Vec::with_capacity(firsts.len());
+        for (i, &first) in firsts.iter().enumerate() {
+            let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
+            let mut page = PageBuilder::new(self.style, self.page_size, &open);
+            let mut rows = store.entries(IdRange { first, last });
+            let mut element = Vec::with_capacity(512);
+            while let Some(raw) = rows.try_next().await? {
+                if let Ok(entry) = self.rules.accept(&raw) {
+                    element.clear();
+                    write_url(&mut element, &entry);
+                    if page.fits(element.len()) {
+                        page.add(&element);
+                    }
+                }
+            }
+            parts.push((first, page.finish()));
+        }
+        Ok(ScannedPage {
+            index,
+            parts,
+            skipped,
+        })
+    }
+
     fn page_scan<'o>(&self, layout: &Layout, index: usize, open: &'o [u8]) -> PageScan<'o> {
+        // Appends land in the last page: it fills completely, in the same pass. Any other page
+        // that overflows is cut into balanced parts, leaving room to grow in place.
         let is_last = index + 1 == layout.0.len();
-        // Appends land in the last page: fill it. Elsewhere split in halves, leaving room.
-        let (urls, bytes) = if is_last {
-            (self.page_size, MAX_FILE_BYTES)
-        } else {
-            (self.page_size.div_ceil(2), MAX_FILE_BYTES / 2)
-        };
         PageScan {
             style: self.style.clone(),
             open,
+            page_size: self.page_size,
             whole: Some(PageBuilder::new(self.style, self.page_size, open)),
-            part_limits: (urls, bytes),
-            part: PageBuilder::with_limits(self.style, urls, bytes, open),
-            part_first: layout.0[index].first_id,
-            parts: Vec::new(),
+            fill: is_last.then(|| Fill {
+                part: PageBuilder::new(self.style, self.page_size, open),
+                first: layout.0[index].first_id,
+                done: Vec::new(),
+            }),
+            rows: Vec::new(),
             skipped: SkipCounts::default(),
         }
     }
@@ -157,15 +224,32 @@ fn runs(indexes: &[usize]) -> Vec<Vec<usize>> {
     runs
 }
 
-/// Measures one page as a whole and, in the same pass, as the parts it would split into.
+enum Outcome {
+    Measured(ScannedPage),
+    /// The page outgrew its limits; its parts are measured after the scan.
+    SplitAt {
+        index: usize,
+        cuts: Vec<i64>,
+        skipped: SkipCounts,
+    },
+}
+
+/// The last page filling up, part after full part.
+struct Fill {
+    part: PageBuilder,
+    first: i64,
+    done: Vec<(i64, PageDigest)>,
+}
+
+/// Measures one page as a whole; for the last page also as the full parts it would split into,
+/// for any other the ids and sizes of its rows, to cut it in balanced parts if needed.
 struct PageScan<'o> {
     style: DocumentStyle,
     open: &'o [u8],
+    page_size: usize,
     whole: Option<PageBuilder>,
-    part_limits: (usize, usize),
-    part: PageBuilder,
-    part_first: i64,
-    parts: Vec<(i64, PageDigest)>,
+    fill: Option<Fill>,
+    rows: Vec<(i64, u32)>,
     skipped: SkipCounts,
 }
 
@@ -178,36 +262,80 @@ impl PageScan<'_> {
                 self.whole = None;
             }
         }
-        if !self.part.fits(element.len()) && self.part.urls() > 0 {
-            let (urls, bytes) = self.part_limits;
-            let next = PageBuilder::with_limits(&self.style, urls, bytes, self.open);
-            let done = std::mem::replace(&mut self.part, next);
-            self.parts.push((self.part_first, done.finish()));
-            self.part_first = id;
+        match &mut self.fill {
+            Some(fill) => {
+                if !fill.part.fits(element.len()) {
+                    let next = PageBuilder::new(&self.style, self.page_size, self.open);
+                    let full = std::mem::replace(&mut fill.part, next);
+                    fill.done.push((fill.first, full.finish()));
+                    fill.first = id;
+                }
+                fill.part.add(element);
+            }
+            None => self.rows.push((id, element.len() as u32)),
         }
-        self.part.add(element);
     }
 
-    fn finish(mut self, index: usize) -> ScannedPage {
-        let parts = match self.whole {
-            // The page keeps its own first id; the part's id is not used for the first part.
-            Some(whole) => vec![(self.part_first, whole.finish())],
-            None => {
-                self.parts.push((self.part_first, self.part.finish()));
-                self.parts
+    fn finish(self, index: usize) -> Outcome {
+        let parts = match (self.whole, self.fill) {
+            (Some(whole), _) => vec![(i64::MIN, whole.finish())],
+            (None, Some(mut fill)) => {
+                fill.done.push((fill.first, fill.part.finish()));
+                fill.done
+            }
+            (None, None) => {
+                let cuts = balanced_cuts(
+                    &self.rows,
+                    self.page_size,
+                    MAX_FILE_BYTES - self.open.len() - self.style.urlset_close().len(),
+                );
+                return Outcome::SplitAt {
+                    index,
+                    cuts,
+                    skipped: self.skipped,
+                };
             }
         };
-        ScannedPage {
+        Outcome::Measured(ScannedPage {
             index,
             parts,
             skipped: self.skipped,
-        }
+        })
     }
+}
+
+/// First ids of the parts after the first, for parts of about equal count, each within limits.
+fn balanced_cuts(rows: &[(i64, u32)], max_urls: usize, max_bytes: usize) -> Vec<i64> {
+    let total_bytes: usize = rows.iter().map(|r| r.1 as usize).sum();
+    let parts = rows
+        .len()
+        .div_ceil(max_urls)
+        .max(total_bytes.div_ceil(max_bytes))
+        .max(2);
+    let target = rows.len().div_ceil(parts);
+    let mut cuts = Vec::new();
+    let (mut urls, mut bytes) = (0usize, 0usize);
+    for &(id, len) in rows {
+        let len = len as usize;
+        if urls > 0 && (urls == target || bytes + len > max_bytes) {
+            cuts.push(id);
+            urls = 0;
+            bytes = 0;
+        }
+        urls += 1;
+        bytes += len;
+    }
+    cuts
 }
 
 /// The layout after a scan: scanned pages replaced by their parts, empty pages dropped.
 /// Validators of changed pages get `now`; the caller settles them against stored history.
-pub fn apply_scan(layout: &Layout, scanned: Vec<ScannedPage>, style: &DocumentStyle, now: i64) -> Layout {
+pub fn apply_scan(
+    layout: &Layout,
+    scanned: Vec<ScannedPage>,
+    style: &DocumentStyle,
+    now: i64,
+) -> Layout {
     let mut next_no = layout.next_page_no();
     let mut by_index: Vec<Option<ScannedPage>> = (0..layout.0.len()).map(|_| None).collect();
     for s in scanned {
@@ -235,7 +363,11 @@ pub fn apply_scan(layout: &Layout, scanned: Vec<ScannedPage>, style: &DocumentSt
                 bytes: digest.bytes,
                 fingerprint: digest.fingerprint,
                 changed_at: if unchanged { old.changed_at } else { now },
-                skipped: if n == 0 { scan.skipped.clone() } else { SkipCounts::default() },
+                skipped: if n == 0 {
+                    scan.skipped.clone()
+                } else {
+                    SkipCounts::default()
+                },
             });
         }
     }
@@ -289,15 +421,50 @@ mod tests {
     #[test]
     fn ranges_cover_every_id_without_overlap() {
         let l = layout(&[(1, 5), (3, 100), (2, 200)]);
-        assert_eq!(l.range(0), IdRange { first: i64::MIN, last: 99 });
-        assert_eq!(l.range(1), IdRange { first: 100, last: 199 });
-        assert_eq!(l.range(2), IdRange { first: 200, last: i64::MAX });
-        assert_eq!(l.overlapping(IdRange { first: 150, last: 250 }), vec![1, 2]);
+        assert_eq!(
+            l.range(0),
+            IdRange {
+                first: i64::MIN,
+                last: 99
+            }
+        );
+        assert_eq!(
+            l.range(1),
+            IdRange {
+                first: 100,
+                last: 199
+            }
+        );
+        assert_eq!(
+            l.range(2),
+            IdRange {
+                first: 200,
+                last: i64::MAX
+            }
+        );
+        assert_eq!(
+            l.overlapping(IdRange {
+                first: 150,
+                last: 250
+            }),
+            vec![1, 2]
+        );
+    }
+
+    #[test]
+    fn an_overflowing_page_is_cut_in_balanced_parts() {
+        let rows: Vec<(i64, u32)> = (1..=11).map(|i| (i, 10)).collect();
+        assert_eq!(balanced_cuts(&rows, 10, 1000), vec![7]);
+        assert_eq!(balanced_cuts(&rows, 10, 50), vec![5, 9]);
+        assert_eq!(balanced_cuts(&rows, 10, 35), vec![4, 7, 10]);
     }
 
     #[test]
     fn runs_group_neighbouring_pages() {
-        assert_eq!(runs(&[0, 1, 3, 4, 6]), vec![vec![0, 1], vec![3, 4], vec![6]]);
+        assert_eq!(
+            runs(&[0, 1, 3, 4, 6]),
+            vec![vec![0, 1], vec![3, 4], vec![6]]
+        );
     }
 
     #[test]
@@ -309,7 +476,11 @@ mod tests {
             skipped: SkipCounts::default(),
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
-        let summary: Vec<_> = next.0.iter().map(|p| (p.no, p.first_id, p.changed_at)).collect();
+        let summary: Vec<_> = next
+            .0
+            .iter()
+            .map(|p| (p.no, p.first_id, p.changed_at))
+            .collect();
         assert_eq!(summary, vec![(1, 1, 99), (3, 50, 99), (2, 100, 10)]);
     }
 
@@ -345,6 +516,9 @@ mod tests {
             .collect();
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
         assert_eq!(next.0.len(), 1);
-        assert_eq!((next.0[0].no, next.0[0].first_id, next.0[0].urls), (1, i64::MIN, 0));
+        assert_eq!(
+            (next.0[0].no, next.0[0].first_id, next.0[0].urls),
+            (1, i64::MIN, 0)
+        );
     }
 }

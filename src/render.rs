@@ -10,8 +10,8 @@ use futures::TryStreamExt;
 use tokio::io::AsyncWriteExt;
 
 use crate::pages::Page;
-use crate::sitemap::{write_url, PageBuilder, PageDigest};
 use crate::site::Site;
+use crate::sitemap::{write_url, PageBuilder, PageDigest};
 use crate::store::{IdRange, StoreError};
 
 /// XML gathered before it is handed to the compressor.
@@ -28,10 +28,16 @@ pub struct Rendered {
 }
 
 /// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced.
-pub async fn page_gz(site: &Site, page: &Page, range: IdRange, mut emit: impl FnMut(Bytes)) -> Result<Rendered, StoreError> {
+pub async fn page_gz(
+    site: &Site,
+    page: &Page,
+    range: IdRange,
+    mut emit: impl FnMut(Bytes),
+) -> Result<Rendered, StoreError> {
     let open = site.style.urlset_open();
     let mut builder = PageBuilder::new(&site.style, site.page_size, &open);
-    let mut gz = GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
+    let mut gz =
+        GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     batch.extend_from_slice(&open);
     let mut element = Vec::with_capacity(512);
@@ -59,12 +65,19 @@ pub async fn page_gz(site: &Site, page: &Page, range: IdRange, mut emit: impl Fn
     emit(Bytes::from(std::mem::take(gz.get_mut())));
     let digest = builder.finish();
     if overflowed {
-        tracing::warn!(page = page.no, "page outgrew its limits since the last sweep; extra rows wait for the next");
+        tracing::warn!(
+            page = page.no,
+            "page outgrew its limits since the last sweep; extra rows wait for the next"
+        );
     }
     Ok(Rendered { digest, overflowed })
 }
 
-async fn compress(gz: &mut GzipEncoder<Vec<u8>>, batch: &mut Vec<u8>, emit: &mut impl FnMut(Bytes)) {
+async fn compress(
+    gz: &mut GzipEncoder<Vec<u8>>,
+    batch: &mut Vec<u8>,
+    emit: &mut impl FnMut(Bytes),
+) {
     // Writing into a Vec cannot fail.
     let _ = gz.write_all(batch).await;
     batch.clear();
@@ -81,7 +94,8 @@ fn io_to_store(e: std::io::Error) -> StoreError {
 /// gzip of a small in-memory document (index, robots.txt), with the same settings as pages.
 pub fn gzip(bytes: &[u8]) -> Bytes {
     use std::io::Write;
-    let mut enc = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(GZIP_LEVEL as u32));
+    let mut enc =
+        flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(GZIP_LEVEL as u32));
     let _ = enc.write_all(bytes);
     Bytes::from(enc.finish().unwrap_or_default())
 }

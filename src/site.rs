@@ -55,10 +55,13 @@ impl Snapshot {
     }
 
     pub fn skipped(&self) -> SkipCounts {
-        self.layout.0.iter().fold(SkipCounts::default(), |mut acc, p| {
-            acc.merge(&p.skipped);
-            acc
-        })
+        self.layout
+            .0
+            .iter()
+            .fold(SkipCounts::default(), |mut acc, p| {
+                acc.merge(&p.skipped);
+                acc
+            })
     }
 
     pub fn served(&self) -> usize {
@@ -85,7 +88,12 @@ const ROBOTS_FILE: &str = "robots";
 
 impl Site {
     /// Loads the stored state and brings it up to date with one full sweep.
-    pub async fn open(config: &Config, store: Store, rules: EntryRules, robots_body: String) -> Result<Arc<Self>, StoreError> {
+    pub async fn open(
+        config: &Config,
+        store: Store,
+        rules: EntryRules,
+        robots_body: String,
+    ) -> Result<Arc<Self>, StoreError> {
         let style = DocumentStyle::default();
         let now = Utc::now().timestamp();
         let robots_body = Bytes::from(robots_body);
@@ -177,17 +185,27 @@ impl Site {
             let now = Utc::now().timestamp();
             let proposed = apply_scan(&current.layout, scanned, &self.style, now);
             let started_from = current.layout.boundaries();
+            let measured = proposed.clone();
             let robots_fp = current.robots.fingerprint;
             let (style, base) = (self.style.clone(), self.base.clone());
             let saved = self
                 .store
                 .save_state(&self.key, move |stored_pages, stored_files| {
-                    settle(&started_from, proposed, robots_fp, &style, &base, stored_pages, stored_files, now)
+                    settle(
+                        &started_from,
+                        proposed,
+                        robots_fp,
+                        &style,
+                        &base,
+                        stored_pages,
+                        stored_files,
+                        now,
+                    )
                 })
                 .await?;
             match saved {
                 Some((pages, files)) => {
-                    self.install_saved(&current, &pages, &files);
+                    self.install_saved(&current, &measured, &pages, &files);
                     return Ok(());
                 }
                 None => {
@@ -201,15 +219,25 @@ impl Site {
         Ok(())
     }
 
-    fn install_saved(&self, previous: &Snapshot, pages: &[PageRecord], files: &[FileRecord]) {
-        let layout = keep_skip_counts(Layout(pages.iter().map(page_from_record).collect()), &previous.layout);
+    fn install_saved(
+        &self,
+        previous: &Snapshot,
+        measured: &Layout,
+        pages: &[PageRecord],
+        files: &[FileRecord],
+    ) {
+        let layout = keep_skip_counts(
+            Layout(pages.iter().map(page_from_record).collect()),
+            measured,
+        );
         let index_doc = index_document(&self.style, &self.base, &layout);
         let validators = |name: &str, fallback: Validators| {
             files
                 .iter()
                 .find(|f| f.name == name)
                 .map(|f| Validators {
-                    fingerprint: Fingerprint::parse_hex(&f.fingerprint).unwrap_or(fallback.fingerprint),
+                    fingerprint: Fingerprint::parse_hex(&f.fingerprint)
+                        .unwrap_or(fallback.fingerprint),
                     changed_at: f.changed_at,
                 })
                 .unwrap_or(fallback)
@@ -256,13 +284,20 @@ fn settle(
     stored_files: Vec<FileRecord>,
     now: i64,
 ) -> Option<(Vec<PageRecord>, Vec<FileRecord>)> {
-    let stored_boundaries: Vec<(i64, i64)> = stored_pages.iter().map(|p| (p.page_no, p.first_id)).collect();
+    let stored_boundaries: Vec<(i64, i64)> = stored_pages
+        .iter()
+        .map(|p| (p.page_no, p.first_id))
+        .collect();
     if !stored_pages.is_empty() && stored_boundaries != started_from {
         return None;
     }
     for page in &mut proposed.0 {
         let stored = stored_pages.iter().find(|s| s.page_no == page.no);
-        page.changed_at = settle_time(stored.map(|s| (s.fingerprint.as_str(), s.changed_at)), page.fingerprint, now);
+        page.changed_at = settle_time(
+            stored.map(|s| (s.fingerprint.as_str(), s.changed_at)),
+            page.fingerprint,
+            now,
+        );
     }
     let index_doc = index_document(style, base, &proposed);
     let file = |name: &str, fingerprint: Fingerprint| {
@@ -270,7 +305,11 @@ fn settle(
         FileRecord {
             name: name.to_string(),
             fingerprint: fingerprint.hex(),
-            changed_at: settle_time(stored.map(|s| (s.fingerprint.as_str(), s.changed_at)), fingerprint, now),
+            changed_at: settle_time(
+                stored.map(|s| (s.fingerprint.as_str(), s.changed_at)),
+                fingerprint,
+                now,
+            ),
         }
     };
     let files = vec![
@@ -289,12 +328,11 @@ fn settle_time(stored: Option<(&str, i64)>, fingerprint: Fingerprint, now: i64) 
     }
 }
 
-fn keep_skip_counts(mut layout: Layout, previous: &Layout) -> Layout {
+/// Skip counts are not stored; they carry over from the layout that measured them.
+fn keep_skip_counts(mut layout: Layout, measured: &Layout) -> Layout {
     for page in &mut layout.0 {
-        if let Some((_, old)) = previous.find(page.no) {
-            if page.skipped == SkipCounts::default() {
-                page.skipped = old.skipped.clone();
-            }
+        if let Some((_, m)) = measured.find(page.no) {
+            page.skipped = m.skipped.clone();
         }
     }
     layout
@@ -331,13 +369,21 @@ pub fn page_file_name(no: i64) -> String {
 /// The sitemap index for a layout: every page, with the time its bytes last changed.
 pub fn index_document(style: &DocumentStyle, base: &BaseUrl, layout: &Layout) -> Bytes {
     if layout.0.len() > MAX_SITEMAPS_PER_INDEX {
-        tracing::error!(pages = layout.0.len(), "more sitemap files than one index may list; listing the first 50000");
+        tracing::error!(
+            pages = layout.0.len(),
+            "more sitemap files than one index may list; listing the first 50000"
+        );
     }
     let entries: Vec<(String, DateTime<Utc>)> = layout
         .0
         .iter()
         .take(MAX_SITEMAPS_PER_INDEX)
-        .map(|p| (base.file_url(&page_file_name(p.no)), to_datetime(p.changed_at)))
+        .map(|p| {
+            (
+                base.file_url(&page_file_name(p.no)),
+                to_datetime(p.changed_at),
+            )
+        })
         .collect();
     Bytes::from(style.index(entries.iter().map(|(u, t)| (u.as_str(), *t))))
 }

@@ -67,12 +67,20 @@ fn parse_entity_tags(value: &str) -> Option<EntityTags> {
 pub fn accepts_gzip(headers: &HeaderMap) -> bool {
     let mut gzip = None;
     let mut any = None;
-    for value in headers.get_all(ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
+    for value in headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
         for item in value.split(',') {
             let mut parts = item.split(';');
             let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
             let q = parts
-                .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+                .filter_map(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .or_else(|| p.trim().strip_prefix("Q="))
+                })
                 .find_map(|q| q.trim().parse::<f32>().ok())
                 .unwrap_or(1.0);
             match coding.as_str() {
@@ -90,7 +98,8 @@ pub fn http_date(unix: i64) -> String {
 }
 
 fn unix_time(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]
@@ -110,11 +119,18 @@ mod tests {
 
     #[test]
     fn if_none_match_wins_over_if_modified_since() {
-        let h = headers(&[("if-none-match", "\"old\""), ("if-modified-since", "Wed, 01 May 2024 12:00:00 GMT")]);
+        let h = headers(&[
+            ("if-none-match", "\"old\""),
+            ("if-modified-since", "Wed, 01 May 2024 12:00:00 GMT"),
+        ]);
         assert!(!is_not_modified(&h, "\"new\"", T));
         let h = headers(&[("if-none-match", "\"a\", W/\"new\"")]);
         assert!(is_not_modified(&h, "\"new\"", T));
-        assert!(is_not_modified(&headers(&[("if-none-match", "*")]), "\"x\"", T));
+        assert!(is_not_modified(
+            &headers(&[("if-none-match", "*")]),
+            "\"x\"",
+            T
+        ));
     }
 
     #[test]
@@ -126,17 +142,36 @@ mod tests {
 
     #[test]
     fn malformed_conditions_are_ignored() {
-        let h = headers(&[("if-none-match", "not-quoted"), ("if-modified-since", "Wed, 01 May 2024 12:00:00 GMT")]);
-        assert!(is_not_modified(&h, "\"x\"", T), "falls back to If-Modified-Since");
-        assert!(!is_not_modified(&headers(&[("if-modified-since", "yesterday")]), "\"x\"", T));
+        let h = headers(&[
+            ("if-none-match", "not-quoted"),
+            ("if-modified-since", "Wed, 01 May 2024 12:00:00 GMT"),
+        ]);
+        assert!(
+            is_not_modified(&h, "\"x\"", T),
+            "falls back to If-Modified-Since"
+        );
+        assert!(!is_not_modified(
+            &headers(&[("if-modified-since", "yesterday")]),
+            "\"x\"",
+            T
+        ));
     }
 
     #[test]
     fn gzip_negotiation_honours_q_values() {
-        assert!(accepts_gzip(&headers(&[("accept-encoding", "gzip, deflate, br")])));
-        assert!(!accepts_gzip(&headers(&[("accept-encoding", "gzip;q=0, br")])));
+        assert!(accepts_gzip(&headers(&[(
+            "accept-encoding",
+            "gzip, deflate, br"
+        )])));
+        assert!(!accepts_gzip(&headers(&[(
+            "accept-encoding",
+            "gzip;q=0, br"
+        )])));
         assert!(accepts_gzip(&headers(&[("accept-encoding", "*")])));
-        assert!(!accepts_gzip(&headers(&[("accept-encoding", "*, gzip;q=0")])));
+        assert!(!accepts_gzip(&headers(&[(
+            "accept-encoding",
+            "*, gzip;q=0"
+        )])));
         assert!(!accepts_gzip(&HeaderMap::new()));
     }
 

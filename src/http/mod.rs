@@ -55,8 +55,14 @@ pub fn router(app: AppState) -> Router {
 }
 
 /// Serves until `shutdown` completes, then lets in-flight requests finish.
-pub async fn serve(listener: TcpListener, app: AppState, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
-    axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await
+pub async fn serve(
+    listener: TcpListener,
+    app: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 async fn handle(State(app): State<AppState>, request: Request) -> Response {
@@ -65,8 +71,13 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let route = route(request.uri().path(), app.site.base.path());
     let mut response = match route {
         None => HttpError::NotFound.into_response(),
-        Some(_) if method != Method::GET && method != Method::HEAD => HttpError::MethodNotAllowed.into_response(),
-        Some(route) => app.answer(route, request.headers(), method == Method::HEAD).await,
+        Some(_) if method != Method::GET && method != Method::HEAD => {
+            HttpError::MethodNotAllowed.into_response()
+        }
+        Some(route) => {
+            app.answer(route, request.headers(), method == Method::HEAD)
+                .await
+        }
     };
     app.finish(route, &mut response);
     tracing::debug!(%method, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answered");
@@ -95,7 +106,9 @@ impl App {
             Route::Health => return (StatusCode::OK, "ok\n").into_response(),
             Route::Ready => return self.readiness().await,
             Route::Metrics => return self.metrics_text(&snapshot),
-            Route::Robots => Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None),
+            Route::Robots => {
+                Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
+            }
             Route::Index => index_document(&snapshot, headers),
             Route::Sitemap => match snapshot.single_page() {
                 Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
@@ -103,15 +116,24 @@ impl App {
             },
             Route::PageGz(no) | Route::PageXml(no) => match snapshot.page(no) {
                 None => return HttpError::NotFound.into_response(),
-                Some(page) if matches!(route, Route::PageGz(_)) => page_document(page, PageForm::GzipFile),
+                Some(page) if matches!(route, Route::PageGz(_)) => {
+                    page_document(page, PageForm::GzipFile)
+                }
                 Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
             },
         };
         let not_modified = is_not_modified(headers, &document.etag, document.validators.changed_at);
         let mut response = Response::builder()
-            .status(if not_modified { StatusCode::NOT_MODIFIED } else { StatusCode::OK })
+            .status(if not_modified {
+                StatusCode::NOT_MODIFIED
+            } else {
+                StatusCode::OK
+            })
             .header(header::ETAG, &document.etag)
-            .header(header::LAST_MODIFIED, http_date(document.validators.changed_at))
+            .header(
+                header::LAST_MODIFIED,
+                http_date(document.validators.changed_at),
+            )
             .header(header::CACHE_CONTROL, self.cache_control.clone());
         if document.vary {
             response = response.header(header::VARY, "Accept-Encoding");
@@ -136,7 +158,14 @@ impl App {
         match body {
             DocumentBody::Bytes(bytes) => {
                 let len = bytes.len();
-                (if head { Body::empty() } else { self.counted(bytes) }, Some(len))
+                (
+                    if head {
+                        Body::empty()
+                    } else {
+                        self.counted(bytes)
+                    },
+                    Some(len),
+                )
             }
             DocumentBody::Page { page, gzip } => {
                 let key = PageKey {
@@ -145,13 +174,19 @@ impl App {
                     fingerprint: page.fingerprint,
                 };
                 if head {
-                    return (Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()), None);
+                    return (
+                        Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()),
+                        None,
+                    );
                 }
                 let (gz, len) = match self.cache.lookup(&key) {
                     Lookup::Cached(bytes) => {
                         self.metrics.cache_hits.inc();
                         let len = bytes.len();
-                        (futures::stream::once(async move { Ok(bytes) }).boxed(), Some(len))
+                        (
+                            futures::stream::once(async move { Ok(bytes) }).boxed(),
+                            Some(len),
+                        )
                     }
                     Lookup::Flight { flight, started } => {
                         if started {
@@ -182,15 +217,20 @@ impl App {
                 .map(|(i, _)| snapshot.layout.range(i))
                 .unwrap_or(crate::store::IdRange { first: 0, last: -1 });
             let result = render::page_gz(&app.site, &page, range, |chunk| flight.push(chunk)).await;
-            app.metrics.render_seconds.observe(started.elapsed().as_secs_f64());
+            app.metrics
+                .render_seconds
+                .observe(started.elapsed().as_secs_f64());
             match result {
                 Ok(rendered) => {
-                    let current = rendered.digest.fingerprint == page.fingerprint && !rendered.overflowed;
+                    let current =
+                        rendered.digest.fingerprint == page.fingerprint && !rendered.overflowed;
                     app.cache.land(&key, Some(current));
                     if !current {
                         // The rows changed since the last sweep: let the sweep catch up.
                         let site = app.site.clone();
-                        tokio::spawn(async move { site.sweep(crate::store::Change::Ids(range)).await });
+                        tokio::spawn(
+                            async move { site.sweep(crate::store::Change::Ids(range)).await },
+                        );
                     }
                 }
                 Err(e) => {
@@ -227,9 +267,17 @@ impl App {
     }
 
     fn metrics_text(&self, snapshot: &Snapshot) -> Response {
-        self.metrics.record_entries(snapshot.served(), &snapshot.skipped());
+        self.metrics
+            .record_entries(snapshot.served(), &snapshot.skipped());
         let body = self.metrics.encode();
-        ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
+        (
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            body,
+        )
+            .into_response()
     }
 
     fn finish(&self, route: Option<Route>, response: &mut Response) {
@@ -247,13 +295,20 @@ impl App {
             _ => None,
         };
         if let Some(tag) = tag {
-            response.headers_mut().insert("x-robots-tag", HeaderValue::from_static(tag));
+            response
+                .headers_mut()
+                .insert("x-robots-tag", HeaderValue::from_static(tag));
         }
     }
 }
 
 impl Document {
-    fn bytes(content_type: &'static str, validators: Validators, body: Bytes, encoding: Option<&'static str>) -> Self {
+    fn bytes(
+        content_type: &'static str,
+        validators: Validators,
+        body: Bytes,
+        encoding: Option<&'static str>,
+    ) -> Self {
         Self {
             content_type,
             etag: etag(validators, encoding.is_some()),
@@ -268,7 +323,10 @@ impl Document {
 fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
     let gzip = accepts_gzip(headers);
     let body = if gzip {
-        snapshot.index_gz.get_or_init(|| render::gzip(&snapshot.index_doc)).clone()
+        snapshot
+            .index_gz
+            .get_or_init(|| render::gzip(&snapshot.index_doc))
+            .clone()
     } else {
         snapshot.index_doc.clone()
     };
@@ -300,7 +358,10 @@ fn page_document(page: &Page, form: PageForm) -> Document {
         validators,
         encoding,
         vary,
-        body: DocumentBody::Page { page: page.clone(), gzip },
+        body: DocumentBody::Page {
+            page: page.clone(),
+            gzip,
+        },
     }
 }
 

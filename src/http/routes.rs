@@ -64,12 +64,18 @@ fn page(name: &str) -> Option<Route> {
         None => (rest.strip_suffix(".xml")?, false),
     };
     let no = page_number(digits)?;
-    Some(if gz { Route::PageGz(no) } else { Route::PageXml(no) })
+    Some(if gz {
+        Route::PageGz(no)
+    } else {
+        Route::PageXml(no)
+    })
 }
 
 /// K ≥ 1 in plain decimal: no sign, no leading zero.
 fn page_number(digits: &str) -> Option<i64> {
-    let valid = !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit());
+    let valid = !digits.is_empty()
+        && !digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit());
     valid.then(|| digits.parse().ok()).flatten()
 }
 
@@ -81,14 +87,24 @@ mod tests {
     fn pages_are_numbered_from_one_without_leading_zeros() {
         assert_eq!(route("/sitemap-1.xml.gz", "/"), Some(Route::PageGz(1)));
         assert_eq!(route("/sitemap-12.xml", "/"), Some(Route::PageXml(12)));
-        for bad in ["/sitemap-0.xml.gz", "/sitemap-01.xml", "/sitemap-+1.xml", "/sitemap-.xml", "/sitemap-1.gz", "/sitemap-99999999999999999999.xml"] {
+        for bad in [
+            "/sitemap-0.xml.gz",
+            "/sitemap-01.xml",
+            "/sitemap-+1.xml",
+            "/sitemap-.xml",
+            "/sitemap-1.gz",
+            "/sitemap-99999999999999999999.xml",
+        ] {
             assert_eq!(route(bad, "/"), None, "{bad}");
         }
     }
 
     #[test]
     fn files_live_under_the_mount_path_and_robots_at_the_root() {
-        assert_eq!(route("/catalog/sitemap_index.xml", "/catalog/"), Some(Route::Index));
+        assert_eq!(
+            route("/catalog/sitemap_index.xml", "/catalog/"),
+            Some(Route::Index)
+        );
         assert_eq!(route("/sitemap_index.xml", "/catalog/"), None);
         assert_eq!(route("/robots.txt", "/catalog/"), Some(Route::Robots));
         assert_eq!(route("/catalog/robots.txt", "/catalog/"), None);

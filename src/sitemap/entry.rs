@@ -157,7 +157,9 @@ impl EntryRules {
             return false;
         };
         let path = loc.path_and_query();
-        self.agents.iter().any(|agent| !robots.is_allowed(agent, path))
+        self.agents
+            .iter()
+            .any(|agent| !robots.is_allowed(agent, path))
     }
 }
 
@@ -204,6 +206,9 @@ mod tests {
             priority: Some(7.0),
         };
         let entry = rules.accept(&raw).unwrap();
-        assert_eq!((entry.changefreq, entry.priority, entry.lastmod), (None, None, None));
+        assert_eq!(
+            (entry.changefreq, entry.priority, entry.lastmod),
+            (None, None, None)
+        );
     }
 }

@@ -152,22 +152,34 @@ mod tests {
 
     #[test]
     fn a_path_is_resolved_against_the_base() {
-        assert_eq!(loc("/fr/article.php?AIndex=12").unwrap(), "https://www.example.com/fr/article.php?AIndex=12");
+        assert_eq!(
+            loc("/fr/article.php?AIndex=12").unwrap(),
+            "https://www.example.com/fr/article.php?AIndex=12"
+        );
     }
 
     #[test]
     fn non_ascii_is_percent_encoded_as_utf8() {
-        assert_eq!(loc("/café/naïve?q=été").unwrap(), "https://www.example.com/caf%C3%A9/na%C3%AFve?q=%C3%A9t%C3%A9");
+        assert_eq!(
+            loc("/café/naïve?q=été").unwrap(),
+            "https://www.example.com/caf%C3%A9/na%C3%AFve?q=%C3%A9t%C3%A9"
+        );
     }
 
     #[test]
     fn characters_rfc3986_forbids_are_encoded() {
-        assert_eq!(loc("/a b/<x>|y^{z}?q=\"1\"&r='2'").unwrap(), "https://www.example.com/a%20b/%3Cx%3E%7Cy%5E%7Bz%7D?q=%221%22&r=%272%27");
+        assert_eq!(
+            loc("/a b/<x>|y^{z}?q=\"1\"&r='2'").unwrap(),
+            "https://www.example.com/a%20b/%3Cx%3E%7Cy%5E%7Bz%7D?q=%221%22&r=%272%27"
+        );
     }
 
     #[test]
     fn a_lone_percent_is_encoded_and_an_escape_is_kept() {
-        assert_eq!(loc("/100%/x%41%zz%").unwrap(), "https://www.example.com/100%25/x%41%25zz%25");
+        assert_eq!(
+            loc("/100%/x%41%zz%").unwrap(),
+            "https://www.example.com/100%25/x%41%25zz%25"
+        );
     }
 
     #[test]
@@ -183,14 +195,20 @@ mod tests {
         ] {
             assert_eq!(loc(raw), Err(SkipReason::OutOfScope), "{raw}");
         }
-        assert_eq!(loc("https://www.example.com:443/a").unwrap(), "https://www.example.com/a");
+        assert_eq!(
+            loc("https://www.example.com:443/a").unwrap(),
+            "https://www.example.com/a"
+        );
     }
 
     #[test]
     fn paths_outside_the_mount_path_are_out_of_scope() {
         let b = base("https://example.com/catalog/");
         assert!(Loc::parse("https://example.com/catalog/item?id=1", &b).is_ok());
-        assert_eq!(Loc::parse("https://example.com/catalogue", &b), Err(SkipReason::OutOfScope));
+        assert_eq!(
+            Loc::parse("https://example.com/catalogue", &b),
+            Err(SkipReason::OutOfScope)
+        );
         assert_eq!(Loc::parse("/other", &b), Err(SkipReason::OutOfScope));
     }
 
@@ -211,7 +229,10 @@ mod tests {
         assert_eq!(loc("/a\u{1b}b"), Err(SkipReason::NotXmlSafe));
         assert_eq!(loc("/a\u{FFFE}"), Err(SkipReason::NotXmlSafe));
         assert_eq!(loc("/a\nb"), Err(SkipReason::InvalidUrl));
-        assert_eq!(loc("  /trimmed \n").unwrap(), "https://www.example.com/trimmed");
+        assert_eq!(
+            loc("  /trimmed \n").unwrap(),
+            "https://www.example.com/trimmed"
+        );
     }
 
     #[test]

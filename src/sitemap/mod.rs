@@ -137,7 +137,12 @@ impl PageBuilder {
     }
 
     /// A page held to tighter limits than the protocol's, to leave room for growth.
-    pub fn with_limits(style: &DocumentStyle, max_urls: usize, max_bytes: usize, open: &[u8]) -> Self {
+    pub fn with_limits(
+        style: &DocumentStyle,
+        max_urls: usize,
+        max_bytes: usize,
+        open: &[u8],
+    ) -> Self {
         let close = style.urlset_close();
         let mut hasher = Xxh3::with_seed(RENDER_VERSION);
         hasher.update(open);

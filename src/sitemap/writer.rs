@@ -42,7 +42,10 @@ impl DocumentStyle {
     }
 
     /// A whole sitemap index for `(absolute URL, lastmod)` pairs, in order.
-    pub fn index<'a>(&self, sitemaps: impl IntoIterator<Item = (&'a str, chrono::DateTime<chrono::Utc>)>) -> Vec<u8> {
+    pub fn index<'a>(
+        &self,
+        sitemaps: impl IntoIterator<Item = (&'a str, chrono::DateTime<chrono::Utc>)>,
+    ) -> Vec<u8> {
         let mut out = Vec::with_capacity(4096);
         self.prolog(&mut out);
         out.extend_from_slice(format!("<sitemapindex xmlns=\"{SITEMAP_NS}\">\n").as_bytes());
@@ -128,6 +131,8 @@ mod tests {
         let styled = DocumentStyle {
             stylesheet: Some("https://e.com/sitemap.xsl".into()),
         };
-        assert!(String::from_utf8(styled.urlset_open()).unwrap().contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
+        assert!(String::from_utf8(styled.urlset_open())
+            .unwrap()
+            .contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
     }
 }

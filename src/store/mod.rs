@@ -124,7 +124,11 @@ impl Store {
     /// Replaces the site's pages and files, serialised with other replicas; `merge` sees what is
     /// stored now (another replica may have written since we read) and returns what to store,
     /// or `None` to store nothing.
-    pub async fn save_state<F>(&self, site: &str, merge: F) -> Result<Option<SavedState>, StoreError>
+    pub async fn save_state<F>(
+        &self,
+        site: &str,
+        merge: F,
+    ) -> Result<Option<SavedState>, StoreError>
     where
         F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
     {

@@ -25,7 +25,10 @@ impl PgStore {
         let statement_timeout = format!("{}s", config.statement_timeout.as_secs());
         // Timestamps without zone in a CMS view are read as UTC, whatever the server's default.
         let options = PgConnectOptions::from_str(config.database_url.expose())?
-            .options([("statement_timeout", statement_timeout.as_str()), ("timezone", "UTC")])
+            .options([
+                ("statement_timeout", statement_timeout.as_str()),
+                ("timezone", "UTC"),
+            ])
             .application_name("sitemapd")
             .disable_statement_logging();
         let pool = PgPoolOptions::new()
@@ -61,7 +64,11 @@ impl PgStore {
         load_files(&self.pool, site).await
     }
 
-    pub async fn save_state<F>(&self, site: &str, merge: F) -> Result<Option<SavedState>, StoreError>
+    pub async fn save_state<F>(
+        &self,
+        site: &str,
+        merge: F,
+    ) -> Result<Option<SavedState>, StoreError>
     where
         F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
     {
@@ -71,10 +78,16 @@ impl PgStore {
             .bind(site)
             .execute(&mut *tx)
             .await?;
-        let Some((pages, files)) = merge(load_pages(&mut *tx, site).await?, load_files(&mut *tx, site).await?) else {
+        let Some((pages, files)) = merge(
+            load_pages(&mut *tx, site).await?,
+            load_files(&mut *tx, site).await?,
+        ) else {
             return Ok(None);
         };
-        sqlx::query("DELETE FROM sitemapd_pages WHERE site = $1").bind(site).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sitemapd_pages WHERE site = $1")
+            .bind(site)
+            .execute(&mut *tx)
+            .await?;
         for p in &pages {
             sqlx::query(
                 "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at) \
@@ -107,11 +120,14 @@ impl PgStore {
     }
 
     pub async fn ready(&self) -> Result<(), StoreError> {
-        let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
-            .fetch_one(&self.pool)
-            .await?;
+        let applied: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await?;
         if applied < MIGRATOR.iter().count() as i64 {
-            return Err(StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(0)));
+            return Err(StoreError::Migrate(
+                sqlx::migrate::MigrateError::VersionMissing(0),
+            ));
         }
         Ok(())
     }
@@ -198,7 +214,10 @@ fn raw_entry(row: &PgRow) -> RawEntry {
     }
 }
 
-async fn load_pages<'e>(exec: impl sqlx::PgExecutor<'e>, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+async fn load_pages<'e>(
+    exec: impl sqlx::PgExecutor<'e>,
+    site: &str,
+) -> Result<Vec<PageRecord>, StoreError> {
     let rows = sqlx::query(
         "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at FROM sitemapd_pages \
          WHERE site = $1 ORDER BY first_id",
@@ -220,11 +239,16 @@ async fn load_pages<'e>(exec: impl sqlx::PgExecutor<'e>, site: &str) -> Result<V
         .collect()
 }
 
-async fn load_files<'e>(exec: impl sqlx::PgExecutor<'e>, site: &str) -> Result<Vec<FileRecord>, StoreError> {
-    let rows = sqlx::query("SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = $1 ORDER BY name")
-        .bind(site)
-        .fetch_all(exec)
-        .await?;
+async fn load_files<'e>(
+    exec: impl sqlx::PgExecutor<'e>,
+    site: &str,
+) -> Result<Vec<FileRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = $1 ORDER BY name",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
     rows.iter()
         .map(|r| {
             Ok(FileRecord {
@@ -247,7 +271,10 @@ mod tests {
             parse_notification("sitemap_entries 3 9", "sitemap_entries"),
             Some(Change::Ids(IdRange { first: 3, last: 9 }))
         );
-        assert_eq!(parse_notification("sitemap_entries all", "sitemap_entries"), Some(Change::Everything));
+        assert_eq!(
+            parse_notification("sitemap_entries all", "sitemap_entries"),
+            Some(Change::Everything)
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+};
 use sqlx::{ConnectOptions, Row};
 
 use super::{quote_identifier, Change, FileRecord, IdRange, PageRecord, SavedState, StoreError};
@@ -69,15 +71,25 @@ impl SqliteStore {
         load_files(&self.pool, site).await
     }
 
-    pub async fn save_state<F>(&self, site: &str, merge: F) -> Result<Option<SavedState>, StoreError>
+    pub async fn save_state<F>(
+        &self,
+        site: &str,
+        merge: F,
+    ) -> Result<Option<SavedState>, StoreError>
     where
         F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
     {
         let mut tx = self.pool.begin().await?;
-        let Some((pages, files)) = merge(load_pages(&mut *tx, site).await?, load_files(&mut *tx, site).await?) else {
+        let Some((pages, files)) = merge(
+            load_pages(&mut *tx, site).await?,
+            load_files(&mut *tx, site).await?,
+        ) else {
             return Ok(None);
         };
-        sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?1").bind(site).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?1")
+            .bind(site)
+            .execute(&mut *tx)
+            .await?;
         for p in &pages {
             sqlx::query(
                 "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at) \
@@ -110,11 +122,14 @@ impl SqliteStore {
     }
 
     pub async fn ready(&self) -> Result<(), StoreError> {
-        let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
-            .fetch_one(&self.pool)
-            .await?;
+        let applied: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await?;
         if applied < MIGRATOR.iter().count() as i64 {
-            return Err(StoreError::Migrate(sqlx::migrate::MigrateError::VersionMissing(0)));
+            return Err(StoreError::Migrate(
+                sqlx::migrate::MigrateError::VersionMissing(0),
+            ));
         }
         Ok(())
     }
@@ -161,7 +176,12 @@ fn raw_entry(row: &SqliteRow) -> RawEntry {
     RawEntry {
         id: row.try_get("id").unwrap_or_default(),
         loc: row.try_get("loc").ok().flatten(),
-        lastmod: row.try_get::<Option<String>, _>("lastmod").ok().flatten().as_deref().and_then(parse_lastmod),
+        lastmod: row
+            .try_get::<Option<String>, _>("lastmod")
+            .ok()
+            .flatten()
+            .as_deref()
+            .and_then(parse_lastmod),
         changefreq: row.try_get("changefreq").ok().flatten(),
         priority: read_priority(row),
     }
@@ -185,7 +205,11 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(at) = DateTime::parse_from_rfc3339(text) {
         return Some(at.with_timezone(&Utc));
     }
-    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+    for format in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(at) = NaiveDateTime::parse_from_str(text, format) {
             return Some(at.and_utc());
         }
@@ -196,7 +220,10 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
         .map(|at| at.and_utc())
 }
 
-async fn load_pages<'e>(exec: impl sqlx::SqliteExecutor<'e>, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+async fn load_pages<'e>(
+    exec: impl sqlx::SqliteExecutor<'e>,
+    site: &str,
+) -> Result<Vec<PageRecord>, StoreError> {
     let rows = sqlx::query(
         "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at FROM sitemapd_pages \
          WHERE site = ?1 ORDER BY first_id",
@@ -218,11 +245,16 @@ async fn load_pages<'e>(exec: impl sqlx::SqliteExecutor<'e>, site: &str) -> Resu
         .collect()
 }
 
-async fn load_files<'e>(exec: impl sqlx::SqliteExecutor<'e>, site: &str) -> Result<Vec<FileRecord>, StoreError> {
-    let rows = sqlx::query("SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = ?1 ORDER BY name")
-        .bind(site)
-        .fetch_all(exec)
-        .await?;
+async fn load_files<'e>(
+    exec: impl sqlx::SqliteExecutor<'e>,
+    site: &str,
+) -> Result<Vec<FileRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = ?1 ORDER BY name",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
     rows.iter()
         .map(|r| {
             Ok(FileRecord {
@@ -241,8 +273,16 @@ mod tests {
     #[test]
     fn lastmod_text_in_common_forms_is_read_as_utc() {
         let expect = "2024-05-01T12:00:00+00:00";
-        for text in ["2024-05-01T12:00:00Z", "2024-05-01T14:00:00+02:00", "2024-05-01 12:00:00"] {
-            assert_eq!(crate::sitemap::entry::w3c_datetime(parse_lastmod(text).unwrap()), expect, "{text}");
+        for text in [
+            "2024-05-01T12:00:00Z",
+            "2024-05-01T14:00:00+02:00",
+            "2024-05-01 12:00:00",
+        ] {
+            assert_eq!(
+                crate::sitemap::entry::w3c_datetime(parse_lastmod(text).unwrap()),
+                expect,
+                "{text}"
+            );
         }
         assert!(parse_lastmod("2024-05-01").is_some());
         assert_eq!(parse_lastmod("yesterday"), None);

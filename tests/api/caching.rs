@@ -1,0 +1,251 @@
+//! Validators, conditional requests, stable files and single flight.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::helpers::*;
+
+/// A site of 3 full files: ids 10, 20, …, 300, ten per file.
+async fn three_pages() -> (TestDb, TestApp) {
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    let rows: Vec<(i64, String)> = (1..=30)
+        .map(|i| (i * 10, format!("/p/{}", i * 10)))
+        .collect();
+    let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&refs).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    (db, app)
+}
+
+/// ETag and Last-Modified of every page, by file name.
+async fn validators(app: &TestApp) -> HashMap<String, (String, String)> {
+    let mut out = HashMap::new();
+    for file in app.index_pages().await {
+        let resp = app.get(&format!("/{file}")).await;
+        out.insert(
+            file,
+            (
+                header(&resp, "etag").to_string(),
+                header(&resp, "last-modified").to_string(),
+            ),
+        );
+    }
+    out
+}
+
+fn changed(
+    before: &HashMap<String, (String, String)>,
+    after: &HashMap<String, (String, String)>,
+) -> Vec<String> {
+    let mut names: Vec<String> = after
+        .iter()
+        .filter(|(name, v)| before.get(*name).map(|b| &b.0) != Some(&v.0))
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn conditional_requests_get_304_without_a_body() {
+    let (_db, app) = three_pages().await;
+    let first = app.get("/sitemap-2.xml.gz").await;
+    let etag = header(&first, "etag").to_string();
+    let last_modified = header(&first, "last-modified").to_string();
+    assert!(
+        etag.starts_with('"') && !etag.starts_with("W/"),
+        "strong: {etag}"
+    );
+    assert_eq!(header(&first, "cache-control"), "public, max-age=300");
+
+    let by_etag = app
+        .get_with("/sitemap-2.xml.gz", &[("if-none-match", &etag)])
+        .await;
+    assert_eq!(by_etag.status(), 304);
+    assert_eq!(header(&by_etag, "etag"), etag);
+    assert_eq!(header(&by_etag, "last-modified"), last_modified);
+    assert_eq!(header(&by_etag, "cache-control"), "public, max-age=300");
+    assert!(by_etag.bytes().await.unwrap().is_empty());
+
+    let by_date = app
+        .get_with(
+            "/sitemap-2.xml.gz",
+            &[("if-modified-since", &last_modified)],
+        )
+        .await;
+    assert_eq!(by_date.status(), 304);
+
+    // If-None-Match wins: a stale tag with a current date is a full response.
+    let stale = app
+        .get_with(
+            "/sitemap-2.xml.gz",
+            &[
+                ("if-none-match", "\"stale\""),
+                ("if-modified-since", &last_modified),
+            ],
+        )
+        .await;
+    assert_eq!(stale.status(), 200);
+
+    for path in ["/sitemap_index.xml", "/robots.txt", "/sitemap-1.xml"] {
+        let resp = app.get(path).await;
+        let etag = header(&resp, "etag").to_string();
+        assert!(!etag.is_empty(), "{path}");
+        let again = app.get_with(path, &[("if-none-match", &etag)]).await;
+        assert_eq!(again.status(), 304, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn gzip_and_identity_forms_have_different_etags() {
+    let (_db, app) = three_pages().await;
+    let plain = app.get("/sitemap-1.xml").await;
+    let gzip = app
+        .get_with("/sitemap-1.xml", &[("accept-encoding", "gzip")])
+        .await;
+    assert_ne!(header(&plain, "etag"), header(&gzip, "etag"));
+    let index_plain = app.get("/sitemap_index.xml").await;
+    let index_gzip = app
+        .get_with("/sitemap_index.xml", &[("accept-encoding", "gzip")])
+        .await;
+    assert_ne!(header(&index_plain, "etag"), header(&index_gzip, "etag"));
+    assert_eq!(header(&index_gzip, "vary"), "Accept-Encoding");
+}
+
+#[tokio::test]
+async fn a_restart_gives_the_same_bytes_and_etags() {
+    let (db, app) = three_pages().await;
+    let before = validators(&app).await;
+    let body_before = app.get("/sitemap-3.xml.gz").await.bytes().await.unwrap();
+    let index_before = app.get("/sitemap_index.xml").await;
+    let index_etag = header(&index_before, "etag").to_string();
+    drop(app);
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    assert_eq!(validators(&app).await, before);
+    assert_eq!(
+        app.get("/sitemap-3.xml.gz").await.bytes().await.unwrap(),
+        body_before
+    );
+    assert_eq!(
+        header(&app.get("/sitemap_index.xml").await, "etag"),
+        index_etag
+    );
+}
+
+#[tokio::test]
+async fn an_update_changes_only_the_file_that_holds_it() {
+    let (db, app) = three_pages().await;
+    let before = validators(&app).await;
+    let index_before = header(&app.get("/sitemap_index.xml").await, "etag").to_string();
+    db.exec("UPDATE sitemap_entries SET lastmod = '2024-01-01 00:00:00+00' WHERE id = 150")
+        .await;
+    app.sweep().await;
+    let after = validators(&app).await;
+    assert_eq!(changed(&before, &after), vec!["sitemap-2.xml.gz"]);
+    assert_ne!(
+        header(&app.get("/sitemap_index.xml").await, "etag"),
+        index_before
+    );
+    let (old_lm, new_lm) = (&before["sitemap-2.xml.gz"].1, &after["sitemap-2.xml.gz"].1);
+    assert!(
+        httpdate::parse_http_date(new_lm).unwrap() > httpdate::parse_http_date(old_lm).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_delete_moves_last_modified_forward_even_in_the_same_second() {
+    let (db, app) = three_pages().await;
+    let before = validators(&app).await;
+    db.exec("DELETE FROM sitemap_entries WHERE id = 50").await;
+    app.sweep().await;
+    let after = validators(&app).await;
+    assert_eq!(changed(&before, &after), vec!["sitemap-1.xml.gz"]);
+    // A crawler that saw the old file must not get 304 by date.
+    let resp = app
+        .get_with(
+            "/sitemap-1.xml.gz",
+            &[("if-modified-since", &before["sitemap-1.xml.gz"].1)],
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn new_entries_at_the_end_touch_only_the_last_files() {
+    let (db, app) = three_pages().await;
+    let before = validators(&app).await;
+    db.insert(&[(310, "/p/310"), (320, "/p/320")]).await;
+    app.sweep().await;
+    let after = validators(&app).await;
+    // The last file was full: the new entries open a new file, the others are untouched.
+    assert_eq!(changed(&before, &after), vec!["sitemap-4.xml.gz"]);
+    assert_eq!(app.index_pages().await.len(), 4);
+}
+
+#[tokio::test]
+async fn an_insert_in_a_full_middle_file_splits_only_that_file() {
+    let (db, app) = three_pages().await;
+    let before = validators(&app).await;
+    db.insert(&[(155, "/p/155")]).await;
+    app.sweep().await;
+    let after = validators(&app).await;
+    assert_eq!(
+        changed(&before, &after),
+        vec!["sitemap-2.xml.gz", "sitemap-4.xml.gz"]
+    );
+    assert_eq!(
+        app.index_pages().await,
+        vec![
+            "sitemap-1.xml.gz",
+            "sitemap-2.xml.gz",
+            "sitemap-4.xml.gz",
+            "sitemap-3.xml.gz"
+        ]
+    );
+    assert_eq!(app.all_locs().await.len(), 31);
+}
+
+#[tokio::test]
+async fn changes_to_the_table_show_without_a_manual_sweep() {
+    let (db, app) = three_pages().await;
+    let before = header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string();
+    db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 250")
+        .await;
+    let mut now = before.clone();
+    for _ in 0..200 {
+        now = header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string();
+        if now != before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(
+        now, before,
+        "the NOTIFY from the table's trigger reaches the service"
+    );
+}
+
+#[tokio::test]
+async fn a_hundred_concurrent_cold_requests_cause_one_render() {
+    let (_db, app) = three_pages().await;
+    let app = std::sync::Arc::new(app);
+    let renders_before = app.metric("sitemapd_renders_total").await;
+    let mut tasks = Vec::new();
+    for _ in 0..100 {
+        let app = app.clone();
+        tasks.push(tokio::spawn(async move {
+            app.get("/sitemap-2.xml.gz").await.bytes().await.unwrap()
+        }));
+    }
+    let mut bodies = Vec::new();
+    for t in tasks {
+        bodies.push(t.await.unwrap());
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(locs(&gunzip(&bodies[0])).len(), 10);
+    assert_eq!(
+        app.metric("sitemapd_renders_total").await - renders_before,
+        1.0
+    );
+}

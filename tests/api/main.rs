@@ -1,0 +1,7 @@
+//! Integration tests: the real server on a random port, a real HTTP client, a real database
+//! (PostgreSQL: one database per test, so tests run in parallel; SQLite in a temp dir).
+
+mod caching;
+mod cli;
+mod helpers;
+mod serving;
