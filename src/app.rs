@@ -39,9 +39,10 @@ impl StartError {
     }
 }
 
-/// The robots.txt this configuration serves, and its parsed rules.
+/// The robots.txt this configuration serves, and the rules entries are checked against.
 pub struct ServedRobots {
     pub body: String,
+    /// The template's rules (equal to the served file's, except on staging).
     pub rules: Arc<RobotsTxt>,
 }
 
@@ -63,7 +64,11 @@ pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
         extra_sitemaps: config.extra_sitemaps.clone(),
     };
     let body = robots::render(&template, &context)?;
-    let rules = Arc::new(RobotsTxt::parse(&body)?);
+    // Entries are checked against the template's own rules: on staging the served file
+    // disallows everything, and the sitemaps should still show what production would list.
+    let rules = Arc::new(RobotsTxt::parse(&robots::render_template(
+        &template, &context,
+    )?)?);
     Ok(ServedRobots { body, rules })
 }
 

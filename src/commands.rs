@@ -72,9 +72,9 @@ pub async fn check(config: &Config) -> Result<i32, StartError> {
 
 /// Says whether robots.txt allows `url` for `agent`, and which rule decided.
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
-    let robots = app::served_robots(config)?;
+    let served = crate::robots::RobotsTxt::parse(&app::served_robots(config)?.body)?;
     let path = path_of(url);
-    let verdict = robots.rules.evaluate(agent, &path);
+    let verdict = served.evaluate(agent, &path);
     let word = if verdict.allowed {
         "allowed"
     } else {

@@ -11,6 +11,7 @@ pub mod routes;
 
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -68,20 +69,67 @@ pub async fn serve(
 async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
-    let route = route(request.uri().path(), app.site.base.path());
+    let path = request.uri().path().to_string();
+    let route = route(&path, app.site.base.path());
     let mut response = match route {
         None => HttpError::NotFound.into_response(),
         Some(_) if method != Method::GET && method != Method::HEAD => {
             HttpError::MethodNotAllowed.into_response()
         }
-        Some(route) => {
-            app.answer(route, request.headers(), method == Method::HEAD)
-                .await
-        }
+        Some(route) => match app
+            .answer(route, request.headers(), method == Method::HEAD)
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => e.into_response(),
+        },
     };
     app.finish(route, &mut response);
-    tracing::debug!(%method, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answered");
-    response
+    let log = AccessLog {
+        method,
+        path,
+        status: response.status().as_u16(),
+        started,
+        bytes: AtomicU64::new(0),
+        metrics: app.metrics.clone(),
+    };
+    response.map(|body| log.wrap(body))
+}
+
+/// One log line per request, written when the body has been sent (or abandoned), with the
+/// bytes that actually left.
+struct AccessLog {
+    method: Method,
+    path: String,
+    status: u16,
+    started: Instant,
+    bytes: AtomicU64,
+    metrics: Arc<Metrics>,
+}
+
+impl AccessLog {
+    fn wrap(self, body: Body) -> Body {
+        let log = Arc::new(self);
+        Body::from_stream(body.into_data_stream().inspect(move |chunk| {
+            if let Ok(bytes) = chunk {
+                log.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                log.metrics.bytes_served.inc_by(bytes.len() as u64);
+            }
+        }))
+    }
+}
+
+impl Drop for AccessLog {
+    fn drop(&mut self) {
+        tracing::info!(
+            method = %self.method,
+            path = %self.path,
+            status = self.status,
+            bytes = self.bytes.load(Ordering::Relaxed),
+            ms = self.started.elapsed().as_secs_f64() * 1000.0,
+            "request"
+        );
+    }
 }
 
 /// A document as the client will get it, before conditional checks.
@@ -100,12 +148,17 @@ enum DocumentBody {
 }
 
 impl App {
-    async fn answer(self: &Arc<Self>, route: Route, headers: &HeaderMap, head: bool) -> Response {
+    async fn answer(
+        self: &Arc<Self>,
+        route: Route,
+        headers: &HeaderMap,
+        head: bool,
+    ) -> Result<Response, HttpError> {
         let snapshot = self.site.snapshot();
         let document = match route {
-            Route::Health => return (StatusCode::OK, "ok\n").into_response(),
-            Route::Ready => return self.readiness().await,
-            Route::Metrics => return self.metrics_text(&snapshot),
+            Route::Health => return Ok((StatusCode::OK, "ok\n").into_response()),
+            Route::Ready => return Ok(self.readiness().await),
+            Route::Metrics => return Ok(self.metrics_text(&snapshot)),
             Route::Robots => {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
             }
@@ -115,7 +168,7 @@ impl App {
                 None => index_document(&snapshot, headers),
             },
             Route::PageGz(no) | Route::PageXml(no) => match snapshot.page(no) {
-                None => return HttpError::NotFound.into_response(),
+                None => return Err(HttpError::NotFound),
                 Some(page) if matches!(route, Route::PageGz(_)) => {
                     page_document(page, PageForm::GzipFile)
                 }
@@ -140,68 +193,71 @@ impl App {
         }
         if not_modified {
             self.metrics.not_modified.inc();
-            return response.body(Body::empty()).unwrap_or_default();
+            return Ok(response.body(Body::empty()).unwrap_or_default());
         }
         response = response.header(header::CONTENT_TYPE, document.content_type);
         if let Some(encoding) = document.encoding {
             response = response.header(header::CONTENT_ENCODING, encoding);
         }
-        let body = self.body(document.body, head);
-        if let Some(len) = body.1 {
+        let (body, len) = self.body(document.body, head).await?;
+        if let Some(len) = len {
             response = response.header(header::CONTENT_LENGTH, len);
         }
-        response.body(body.0).unwrap_or_default()
+        Ok(response.body(body).unwrap_or_default())
     }
 
     /// The body and, when known in advance, its length. HEAD never renders.
-    fn body(self: &Arc<Self>, body: DocumentBody, head: bool) -> (Body, Option<usize>) {
-        match body {
+    async fn body(
+        self: &Arc<Self>,
+        body: DocumentBody,
+        head: bool,
+    ) -> Result<(Body, Option<usize>), HttpError> {
+        let (page, gzip) = match body {
             DocumentBody::Bytes(bytes) => {
                 let len = bytes.len();
-                (
+                return Ok((
                     if head {
                         Body::empty()
                     } else {
-                        self.counted(bytes)
+                        Body::from(bytes)
                     },
+                    Some(len),
+                ));
+            }
+            DocumentBody::Page { page, gzip } => (page, gzip),
+        };
+        if head {
+            return Ok((
+                Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()),
+                None,
+            ));
+        }
+        let key = PageKey {
+            site: self.site.key.as_str().into(),
+            page_no: page.no,
+            fingerprint: page.fingerprint,
+        };
+        let (gz, len) = match self.cache.lookup(&key) {
+            Lookup::Cached(bytes) => {
+                self.metrics.cache_hits.inc();
+                let len = bytes.len();
+                (
+                    futures::stream::once(async move { Ok(bytes) }).boxed(),
                     Some(len),
                 )
             }
-            DocumentBody::Page { page, gzip } => {
-                let key = PageKey {
-                    site: self.site.key.as_str().into(),
-                    page_no: page.no,
-                    fingerprint: page.fingerprint,
-                };
-                if head {
-                    return (
-                        Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()),
-                        None,
-                    );
+            Lookup::Flight { flight, started } => {
+                if started {
+                    self.start_render(key, page, flight.clone());
                 }
-                let (gz, len) = match self.cache.lookup(&key) {
-                    Lookup::Cached(bytes) => {
-                        self.metrics.cache_hits.inc();
-                        let len = bytes.len();
-                        (
-                            futures::stream::once(async move { Ok(bytes) }).boxed(),
-                            Some(len),
-                        )
-                    }
-                    Lookup::Flight { flight, started } => {
-                        if started {
-                            self.start_render(key, page, flight.clone());
-                        }
-                        (flight.follow(), None)
-                    }
-                };
-                if gzip {
-                    (self.counted_stream(gz), len)
-                } else {
-                    (self.counted_stream(gunzip(gz)), None)
-                }
+                (first_chunk_or_unavailable(flight.follow()).await?, None)
             }
-        }
+        };
+        Ok(if gzip {
+            (Body::from_stream(gz), len)
+        } else {
+            (Body::from_stream(gunzip(gz)), None)
+        })
     }
 
     /// Renders a page in a task of its own, so followers keep streaming if the first client leaves.
@@ -240,20 +296,6 @@ impl App {
                 }
             }
         });
-    }
-
-    fn counted(&self, bytes: Bytes) -> Body {
-        self.metrics.bytes_served.inc_by(bytes.len() as u64);
-        Body::from(bytes)
-    }
-
-    fn counted_stream(self: &Arc<Self>, stream: BoxStream<'static, io::Result<Bytes>>) -> Body {
-        let metrics = self.metrics.clone();
-        Body::from_stream(stream.inspect(move |chunk| {
-            if let Ok(bytes) = chunk {
-                metrics.bytes_served.inc_by(bytes.len() as u64);
-            }
-        }))
     }
 
     async fn readiness(&self) -> Response {
@@ -369,6 +411,20 @@ fn page_document(page: &Page, form: PageForm) -> Document {
 fn etag(validators: Validators, gzip: bool) -> String {
     let suffix = if gzip { "-gz" } else { "" };
     format!("\"{}{suffix}\"", validators.fingerprint.hex())
+}
+
+/// Waits for the render's first bytes: a database that fails before any byte was produced
+/// gets a clean `503`; once bytes flow, a failure aborts the connection instead.
+async fn first_chunk_or_unavailable(
+    mut stream: BoxStream<'static, io::Result<Bytes>>,
+) -> Result<BoxStream<'static, io::Result<Bytes>>, HttpError> {
+    match stream.next().await {
+        Some(Ok(first)) => Ok(futures::stream::once(async move { Ok(first) })
+            .chain(stream)
+            .boxed()),
+        Some(Err(e)) => Err(HttpError::Unavailable(e.to_string())),
+        None => Ok(stream),
+    }
 }
 
 fn gunzip(gz: BoxStream<'static, io::Result<Bytes>>) -> BoxStream<'static, io::Result<Bytes>> {

@@ -4,4 +4,5 @@
 mod caching;
 mod cli;
 mod helpers;
+mod robots;
 mod serving;
