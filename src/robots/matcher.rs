@@ -35,7 +35,7 @@ impl RobotsTxt {
             .filter(|rule| rule.pattern.matches(&path))
             .max_by_key(|rule| (rule.pattern.octets(), rule.allow, Reverse(rule.line)));
         Verdict {
-            allowed: rule.map_or(true, |rule| rule.allow),
+            allowed: rule.is_none_or(|rule| rule.allow),
             decided_by: rule.map(Rule::matched),
         }
     }
