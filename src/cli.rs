@@ -124,7 +124,12 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
     tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
     tokio::spawn(app.site.clone().keep_current(config.refresh));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(http::serve(listener, app, async {
+    let limits = http::server::Limits {
+        request: config.request_timeout,
+        concurrency: config.max_concurrent_requests,
+        ..Default::default()
+    };
+    let server = tokio::spawn(http::serve(listener, app, limits, async {
         let _ = stop_rx.await;
     }));
     shutdown_signal().await;

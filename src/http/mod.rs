@@ -8,6 +8,7 @@
 
 pub mod conditional;
 pub mod routes;
+pub mod server;
 
 use std::future::Future;
 use std::io;
@@ -59,11 +60,10 @@ pub fn router(app: AppState) -> Router {
 pub async fn serve(
     listener: TcpListener,
     app: AppState,
+    limits: server::Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
-        .await
+    server::serve(listener, router(app), limits, shutdown).await
 }
 
 async fn handle(State(app): State<AppState>, request: Request) -> Response {

@@ -119,7 +119,13 @@ pub async fn spawn_app(database_url: &str, vars: &[(&str, &str)]) -> TestApp {
     tokio::spawn(app.site.clone().keep_current(config.refresh));
     let server_app = app.clone();
     let server = tokio::spawn(async move {
-        let _ = sitemapd::http::serve(listener, server_app, std::future::pending()).await;
+        let _ = sitemapd::http::serve(
+            listener,
+            server_app,
+            Default::default(),
+            std::future::pending(),
+        )
+        .await;
     });
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
     TestApp {

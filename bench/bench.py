@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""HTTP-side measures for bench/run.sh (Python 3 standard library only).
+
+Every request goes to 127.0.0.1 only. Each subcommand prints one JSON object on stdout
+(except `freeport`, `dburl` and `wrk-parse`, which print plain values for bash).
+
+  freeport                      a free TCP port on 127.0.0.1
+  dburl ADMIN_URL DBNAME        ADMIN_URL with its database name replaced by DBNAME
+  wait  PORT TIMEOUT            poll /readyz and /sitemap_index.xml until both answer 200
+  crawl PORT OUTDIR             cold full crawl: the index, then every page it lists, in order,
+                                on one keep-alive connection; timed end to end (first byte of the
+                                request for the index to the last byte of the last page).
+                                Bodies stay in memory while timing; afterwards each page is
+                                checked (gzip, <url> count) and its XML written to OUTDIR for the
+                                gzip floor.
+  latency PORT FIRST LAST REPS  REPS renders each of the first and the last page (interleaved,
+                                full body), median in ms. Meant for a server started with
+                                SITEMAP_CACHE_MB=0, so that every request renders.
+  etag  PORT PATH               ETag of PATH, and the status/body size of a conditional re-fetch
+  wrk-parse FILE                requests/s, p50 and p99 (ms) and status counts of a wrk run
+"""
+
+import gzip
+import http.client
+import json
+import os
+import re
+import socket
+import statistics
+import sys
+import time
+import urllib.parse
+
+HOST = "127.0.0.1"
+
+
+def conn(port, timeout=120):
+    return http.client.HTTPConnection(HOST, port, timeout=timeout)
+
+
+def get(c, path, headers=None):
+    """One GET on connection c; returns (status, headers dict (lower-case), body bytes)."""
+    c.request("GET", path, headers=headers or {})
+    r = c.getresponse()
+    body = r.read()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, body
+
+
+def freeport():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        print(s.getsockname()[1])
+
+
+def dburl(admin_url, name):
+    u = urllib.parse.urlsplit(admin_url)
+    print(urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment)))
+
+
+def wait(port, timeout):
+    """Both /readyz and the index must answer 200: the first start sweeps every row first."""
+    deadline = time.monotonic() + float(timeout)
+    start = time.monotonic()
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        try:
+            c = conn(port, timeout=10)
+            s1, _, _ = get(c, "/readyz")
+            s2, _, _ = get(c, "/sitemap_index.xml") if s1 == 200 else (None, None, None)
+            c.close()
+            if s1 == 200 and s2 == 200:
+                print(json.dumps({"ready_s": round(time.monotonic() - start, 3)}))
+                return 0
+            last = f"/readyz {s1}, index {s2}"
+        except (OSError, http.client.HTTPException) as e:
+            last = repr(e)
+        time.sleep(0.2)
+    print(json.dumps({"error": f"not ready after {timeout}s: {last}"}))
+    return 1
+
+
+LOC = re.compile(rb"<loc>([^<]+)</loc>")
+
+
+def page_paths(index_body):
+    """Local paths of the pages an index lists (https://www.example.com/sitemap-K.xml.gz → /sitemap-K.xml.gz)."""
+    return [urllib.parse.urlsplit(m.decode()).path for m in LOC.findall(index_body)]
+
+
+def crawl(port, outdir):
+    c = conn(port)
+    t0 = time.perf_counter()
+    status, _, index = get(c, "/sitemap_index.xml")
+    if status != 200:
+        raise SystemExit(f"index answered {status}")
+    paths = page_paths(index)
+    bodies, per_page = [], []
+    for p in paths:
+        t = time.perf_counter()
+        status, h, body = get(c, p)
+        per_page.append(time.perf_counter() - t)
+        if status != 200:
+            raise SystemExit(f"{p} answered {status}")
+        bodies.append((p, h.get("content-type", ""), body))
+    wall = time.perf_counter() - t0
+    c.close()
+
+    # Checks and files for the gzip floor, outside the timed part.
+    os.makedirs(outdir, exist_ok=True)
+    urls, xml_bytes = 0, 0
+    for i, (p, ctype, body) in enumerate(bodies):
+        if not ctype.startswith("application/gzip"):
+            raise SystemExit(f"{p}: Content-Type {ctype!r}")
+        xml = gzip.decompress(body)  # raises on a truncated or corrupt body
+        urls += xml.count(b"<url>")
+        xml_bytes += len(xml)
+        with open(os.path.join(outdir, f"page-{i + 1:05d}.xml"), "wb") as f:
+            f.write(xml)
+    print(json.dumps({
+        "wall_s": round(wall, 4),
+        "bytes": len(index) + sum(len(b) for _, _, b in bodies),
+        "xml_bytes": xml_bytes,
+        "pages": len(paths),
+        "urls": urls,
+        "first": paths[0],
+        "last": paths[-1],
+        "slowest_page_s": round(max(per_page), 4),
+        "median_page_s": round(statistics.median(per_page), 4),
+    }))
+
+
+def latency(port, first, last, reps):
+    times = {first: [], last: []}
+    c = conn(port)
+    for _ in range(int(reps)):
+        for p in (first, last):  # interleaved, so drift hits both alike
+            t = time.perf_counter()
+            status, _, body = get(c, p)
+            times[p].append((time.perf_counter() - t) * 1000)
+            if status != 200 or not body:
+                raise SystemExit(f"{p} answered {status} with {len(body)} bytes")
+    c.close()
+    f, l = statistics.median(times[first]), statistics.median(times[last])
+    print(json.dumps({
+        "first_ms": round(f, 2), "last_ms": round(l, 2), "ratio": round(l / f, 3),
+        "first_all_ms": [round(x, 1) for x in times[first]],
+        "last_all_ms": [round(x, 1) for x in times[last]],
+    }))
+
+
+def etag(port, path):
+    c = conn(port)
+    status, h, _ = get(c, path)
+    tag = h.get("etag")
+    if status != 200 or not tag:
+        raise SystemExit(f"{path}: status {status}, ETag {tag!r}")
+    s304, _, body = get(c, path, {"If-None-Match": tag})
+    c.close()
+    print(json.dumps({"etag": tag, "conditional_status": s304, "conditional_body": len(body)}))
+
+
+UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def wrk_parse(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+
+    def pct(p):
+        m = re.search(rf"^\s*{p}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M)
+        return round(float(m.group(1)) * UNIT_MS[m.group(2)], 3) if m else None
+
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    total = re.search(r"(\d+) requests in", text)
+    errors = re.search(r"Socket errors: (.*)", text)
+    statuses = {int(k): int(v) for k, v in re.findall(r"^status (\d+) (\d+)$", text, re.M)}
+    print(json.dumps({
+        "rps": float(rps.group(1)) if rps else None,
+        "requests": int(total.group(1)) if total else None,
+        "p50_ms": pct(50), "p99_ms": pct(99),
+        "statuses": statuses,
+        "socket_errors": errors.group(1).strip() if errors else "",
+    }))
+
+
+def main(argv):
+    cmd, args = argv[1], argv[2:]
+    fns = {"freeport": freeport, "dburl": dburl, "wait": wait, "crawl": crawl,
+           "latency": latency, "etag": etag, "wrk-parse": wrk_parse}
+    if cmd not in fns:
+        raise SystemExit(__doc__)
+    rc = fns[cmd](*args)
+    return rc or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

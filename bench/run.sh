@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# bench/run.sh: measures sitemapd against PostgreSQL and prints a markdown table.
+#
+#   bench/run.sh                    N = BENCH_N or 1,000,000 (then 100,000 is run too, for RSS)
+#   bench/run.sh 100000             one size
+#   bench/run.sh 100000 1000000     several sizes, one column each
+#
+# Environment: BENCH_N, BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+# BENCH_SKIP_BUILD=1 (use the existing target/release/sitemapd), BENCH_KEEP=1 (keep the work
+# directory with logs and crawled pages, and the databases).
+#
+# For each size N:
+#   seed     a database of its own, sitemapd_bench_<N>, made fresh: `sitemapd migrate`, then one
+#            INSERT ... SELECT FROM generate_series (bench/seed.sql): realistic URLs with query
+#            strings and non-ASCII paths, lastmod NULL for 10 %.
+#   server A default settings. It starts with a full sweep of every row (timed: "start → ready").
+#     1. cold full crawl: the index and every .xml.gz it lists, one after the other on one
+#        keep-alive connection, right after start, so nothing is in sitemapd's page cache: what a
+#        crawler's first visit costs. Wall time and bytes.
+#     3. peak RSS (VmHWM) of the server during that crawl. The high-water mark is reset
+#        (/proc/PID/clear_refs = 5) once the server is ready, so the startup sweep's peak is
+#        reported separately.
+#     4. 304 revalidation: wrk, 10 s, 64 connections, 2 threads, If-None-Match with the ETag of
+#        the first page; a Lua script counts statuses so we know they were all 304. Requests/s,
+#        p50, p99. This is what repeat crawler visits cost.
+#   server B SITEMAP_CACHE_MB=0, so every request renders.
+#     2. first vs last page: median of 7 renders of each (interleaved). Keyset paging should make
+#        the last page as fast as the first; OFFSET paging would make it slower with N.
+#   floor, with no server running:
+#     5a. PostgreSQL alone delivering the same rows: per page, COPY (SELECT the five columns
+#         WHERE id BETWEEN lo AND hi ORDER BY id) TO STDOUT, all in one psql session into
+#         /dev/null; lo/hi from sitemapd's own sitemapd_pages table.
+#     5b. gzip -6 alone on the same XML (the crawled pages, decompressed), summed over pages.
+#     The floor is (a) + (b): the least any service must spend to read these rows and compress
+#     this XML. Our cold crawl is reported as a ratio to it.
+#
+# Everything is bounded in time (timeout), talks to 127.0.0.1 only, and the server is stopped by
+# its PID on exit, error or interrupt.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+BASE_URL=https://www.example.com
+SITE_KEY=$BASE_URL/
+ADMIN_URL=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+PY=(python3 "$HERE/bench.py")
+
+if [ $# -gt 0 ]; then SIZES=("$@"); else SIZES=("${BENCH_N:-1000000}"); fi
+if [ ${#SIZES[@]} -eq 1 ] && [ "${SIZES[0]}" -eq 1000000 ] 2>/dev/null; then SIZES=(100000 1000000); fi
+for n in "${SIZES[@]}"; do
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: N must be a positive integer, got '$n'" >&2; exit 2; }
+done
+
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+now_ns() { date +%s%N; }
+secs_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1" "$2"; }
+
+WORK=$(mktemp -d /tmp/sitemapd-bench.XXXXXX)
+SERVER_PID=""
+DBS=()
+
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$SERVER_PID" 2>/dev/null && { log "server $SERVER_PID did not stop in 10 s; SIGKILL"; kill -KILL "$SERVER_PID" 2>/dev/null || true; }
+  fi
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+cleanup() {
+  local rc=$?
+  stop_server
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then
+    log "kept $WORK and databases: ${DBS[*]:-}"
+  else
+    for db in "${DBS[@]}"; do
+      timeout 60 psql "$ADMIN_URL" -qAtX -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+    done
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- tools -------------------------------------------------------------------------------------
+for tool in psql python3 gzip cargo awk; do
+  command -v "$tool" >/dev/null || die "$tool is required"
+done
+if ! command -v wrk >/dev/null; then
+  log "wrk missing: apt-get install -y wrk"
+  { timeout 300 apt-get update -qq && timeout 300 apt-get install -y -qq wrk; } >&2 || die "cannot install wrk"
+fi
+timeout 10 psql "$ADMIN_URL" -qAtX -c 'SELECT 1' >/dev/null || die "cannot reach PostgreSQL at $ADMIN_URL"
+
+# ---- build -------------------------------------------------------------------------------------
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+  log "cargo build --release"
+  (cd "$ROOT" && timeout 1800 cargo build --release --quiet) || die "build failed"
+fi
+[ -x "$ROOT/target/release/sitemapd" ] || die "no $ROOT/target/release/sitemapd"
+# A private copy: others may rebuild target/ while we measure.
+cp "$ROOT/target/release/sitemapd" "$WORK/sitemapd"
+REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock migrations 2>/dev/null)" ]; then REV="$REV+uncommitted"; fi
+
+# ---- helpers -----------------------------------------------------------------------------------
+# Runs sitemapd from the work directory (so no stray .env is read) with the bench's settings.
+sitemapd_env() {
+  env -u RUST_LOG DATABASE_URL="$DBURL" SITEMAP_BASE_URL="$BASE_URL" "$@"
+}
+
+start_server() { # name, extra VAR=value...
+  local name=$1; shift
+  PORT=$("${PY[@]}" freeport)
+  ( cd "$WORK" && exec env -u RUST_LOG DATABASE_URL="$DBURL" SITEMAP_BASE_URL="$BASE_URL" \
+      BIND_ADDR="127.0.0.1:$PORT" "$@" ./sitemapd serve ) >"$WORK/$name.log" 2>&1 &
+  SERVER_PID=$!
+  log "server $name: pid $SERVER_PID on 127.0.0.1:$PORT, waiting for /readyz and the index"
+  if ! timeout 330 "${PY[@]}" wait "$PORT" 300 >"$WORK/$name.ready.json"; then
+    tail -n 20 "$WORK/$name.log" >&2
+    die "server $name not ready: $(cat "$WORK/$name.ready.json")"
+  fi
+  kill -0 "$SERVER_PID" 2>/dev/null || die "server $name exited"
+}
+
+hwm_mib() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+reset_hwm() { echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null; }
+
+declare -A R   # results: R[N.key]=value
+
+# ---- one size ----------------------------------------------------------------------------------
+bench_size() {
+  local n=$1 t0 d="$WORK/$1"
+  mkdir -p "$d"
+  local db="sitemapd_bench_$n"
+  DBURL=$("${PY[@]}" dburl "$ADMIN_URL" "$db")
+  DBS+=("$db")
+
+  log "N=$n: database $db (fresh), migrate, seed"
+  timeout 120 psql "$ADMIN_URL" -qAtX -v ON_ERROR_STOP=1 \
+    -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
+  (cd "$WORK" && timeout 120 sitemapd_env ./sitemapd migrate) >"$d/migrate.log" 2>&1 \
+    || { cat "$d/migrate.log" >&2; die "migrate failed"; }
+  t0=$(now_ns)
+  timeout 1200 psql "$DBURL" -qAtX -v n="$n" -f "$HERE/seed.sql" >/dev/null
+  R[$n.seed_s]=$(secs_since "$t0")
+  R[$n.rows]=$(psql "$DBURL" -qAtX -c 'SELECT count(*) FROM sitemap_entries')
+
+  # Server A: default settings.
+  start_server "$n-A"
+  R[$n.ready_s]=$(jget "$WORK/$n-A.ready.json" ready_s)
+  R[$n.hwm_start]=$(hwm_mib)
+  if reset_hwm; then R[$n.hwm_reset]=yes; else R[$n.hwm_reset]=no; fi
+
+  log "N=$n: 1. cold full crawl"
+  timeout 900 "${PY[@]}" crawl "$PORT" "$d/xml" >"$d/crawl.json" || die "crawl failed"
+  R[$n.hwm_crawl]=$(hwm_mib)
+  for k in wall_s bytes xml_bytes pages urls first last slowest_page_s median_page_s; do
+    R[$n.crawl_$k]=$(jget "$d/crawl.json" $k)
+  done
+
+  log "N=$n: 4. 304 revalidation under load (wrk 10 s, 64 connections)"
+  timeout 30 "${PY[@]}" etag "$PORT" "${R[$n.crawl_first]}" >"$d/etag.json"
+  R[$n.etag_check]=$(jget "$d/etag.json" conditional_status)
+  [ "${R[$n.etag_check]}" = 304 ] || log "WARNING: conditional GET answered ${R[$n.etag_check]}, not 304"
+  timeout 60 wrk -t2 -c64 -d10s --timeout 2s --latency -s "$HERE/status.lua" \
+    -H "If-None-Match: $(jget "$d/etag.json" etag)" \
+    "http://127.0.0.1:$PORT${R[$n.crawl_first]}" >"$d/wrk.txt" 2>&1 || die "wrk failed: $(cat "$d/wrk.txt")"
+  "${PY[@]}" wrk-parse "$d/wrk.txt" >"$d/wrk.json"
+  for k in rps requests p50_ms p99_ms statuses socket_errors; do R[$n.wrk_$k]=$(jget "$d/wrk.json" $k); done
+  R[$n.hwm_after_wrk]=$(hwm_mib)
+  stop_server
+
+  # Server B: no page cache, every request renders.
+  log "N=$n: 2. first vs last page, 7 renders each (SITEMAP_CACHE_MB=0)"
+  start_server "$n-B" SITEMAP_CACHE_MB=0
+  reset_hwm || true
+  timeout 900 "${PY[@]}" latency "$PORT" "${R[$n.crawl_first]}" "${R[$n.crawl_last]}" 7 >"$d/latency.json" \
+    || die "latency run failed"
+  for k in first_ms last_ms ratio first_all_ms last_all_ms; do R[$n.lat_$k]=$(jget "$d/latency.json" $k); done
+  R[$n.hwm_nocache]=$(hwm_mib)
+  stop_server
+
+  # 5a. PostgreSQL floor: the same rows, per page, in one psql session.
+  log "N=$n: 5. floor: PostgreSQL COPY and gzip -6"
+  psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v site="$SITE_KEY" >"$d/copies.sql" <<'SQL'
+SELECT format('COPY (SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries '
+              'WHERE id BETWEEN %s AND %s ORDER BY id) TO STDOUT;', lo, hi)
+FROM (
+  SELECT CASE WHEN row_number() OVER w = 1 THEN (SELECT min(id) FROM sitemap_entries) ELSE first_id END AS lo,
+         coalesce(lead(first_id) OVER w - 1, (SELECT max(id) FROM sitemap_entries)) AS hi
+  FROM sitemapd_pages WHERE site = :'site'
+  WINDOW w AS (ORDER BY first_id)
+) pages ORDER BY lo;
+SQL
+  R[$n.floor_pages]=$(wc -l <"$d/copies.sql")
+  [ "${R[$n.floor_pages]}" = "${R[$n.crawl_pages]}" ] \
+    || log "WARNING: sitemapd_pages has ${R[$n.floor_pages]} pages, the index ${R[$n.crawl_pages]}"
+  t0=$(now_ns)
+  timeout 600 psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -f "$d/copies.sql" >/dev/null
+  R[$n.floor_pg_s]=$(secs_since "$t0")
+
+  # 5b. gzip floor: gzip -6 on each crawled page's XML.
+  t0=$(now_ns)
+  for f in "$d"/xml/page-*.xml; do timeout 120 gzip -6 -c "$f" >/dev/null; done
+  R[$n.floor_gz_s]=$(secs_since "$t0")
+  R[$n.floor_s]=$(awk -v a="${R[$n.floor_pg_s]}" -v b="${R[$n.floor_gz_s]}" 'BEGIN { printf "%.3f", a + b }')
+  R[$n.crawl_ratio]=$(awk -v a="${R[$n.crawl_wall_s]}" -v b="${R[$n.floor_s]}" 'BEGIN { printf "%.2f", a / b }')
+  log "N=$n: done"
+}
+
+for n in "${SIZES[@]}"; do bench_size "$n"; done
+
+# ---- report ------------------------------------------------------------------------------------
+mark() { # value, awk condition on v → value plus ✅/❌
+  if awk -v v="$1" "BEGIN { exit !($2) }"; then echo "$1 ✅"; else echo "$1 ❌"; fi
+}
+fmt_int() { echo "$1" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta'; }
+row() { # label, target, then a per-size function name
+  local label=$1 target=$2 fn=$3 line
+  line="| $label | $target |"
+  for n in "${SIZES[@]}"; do line+=" $($fn "$n") |"; done
+  echo "$line"
+}
+c_rows()    { echo "$(fmt_int "${R[$1.rows]}") in ${R[$1.seed_s]} s"; }
+c_ready()   { echo "${R[$1.ready_s]} s"; }
+c_files()   { echo "${R[$1.crawl_pages]} files, $(fmt_int "${R[$1.crawl_urls]}") URLs"; }
+c_crawl()   { echo "${R[$1.crawl_wall_s]} s"; }
+c_bytes()   { awk -v b="${R[$1.crawl_bytes]}" -v x="${R[$1.crawl_xml_bytes]}" 'BEGIN { printf "%.1f MiB (XML %.1f MiB)", b / 1048576, x / 1048576 }'; }
+c_slow()    { echo "${R[$1.crawl_median_page_s]} / ${R[$1.crawl_slowest_page_s]} s"; }
+c_fpg()     { echo "${R[$1.floor_pg_s]} s"; }
+c_fgz()     { echo "${R[$1.floor_gz_s]} s"; }
+c_floor()   { echo "${R[$1.floor_s]} s"; }
+c_ratio()   { mark "${R[$1.crawl_ratio]}" 'v <= 1.5'; }
+c_first()   { echo "${R[$1.lat_first_ms]} ms"; }
+c_last()    { echo "${R[$1.lat_last_ms]} ms"; }
+c_lratio()  { mark "${R[$1.lat_ratio]}" 'v <= 1.2'; }
+c_hwm()     { mark "${R[$1.hwm_crawl]}" 'v <= 64'; }
+c_hwms()    { echo "${R[$1.hwm_start]}"; }
+c_hwmw()    { echo "${R[$1.hwm_after_wrk]}"; }
+c_hwmn()    { echo "${R[$1.hwm_nocache]}"; }
+c_rps()     { mark "$(printf '%.0f' "${R[$1.wrk_rps]}")" 'v >= 10000'; }
+c_p50()     { echo "${R[$1.wrk_p50_ms]} ms"; }
+c_p99()     { mark "${R[$1.wrk_p99_ms]}" 'v <= 10'; }
+c_status()  {
+  python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(", ".join(f"{k}: {v:,}" for k,v in sorted(s.items())) or "none counted")' "${R[$1.wrk_statuses]}"
+  [ -z "${R[$1.wrk_socket_errors]}" ] || echo "; socket errors: ${R[$1.wrk_socket_errors]}"
+}
+
+DATE=$(date -u +%Y-%m-%d)
+MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+MEM=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+PGV=$(psql "$ADMIN_URL" -qAtX -c 'SHOW server_version' 2>/dev/null || echo '?')
+
+report() {
+  echo "## sitemapd benchmark, $DATE"
+  echo
+  echo "- machine: $(nproc) CPUs, $MODEL, $MEM RAM, Linux $(uname -r)"
+  echo "- PostgreSQL $PGV on 127.0.0.1; sitemapd $REV (release build); default settings unless noted"
+  echo "- command: \`bench/run.sh ${SIZES[*]}\` at $(date -u +%H:%M) UTC"
+  echo
+  local head="| measure | target (N = 1,000,000) |" sep="| --- | --- |"
+  for n in "${SIZES[@]}"; do head+=" N = $(fmt_int "$n") |"; sep+=" --- |"; done
+  echo "$head"; echo "$sep"
+  row "rows seeded (INSERT … SELECT + VACUUM ANALYZE)" "" c_rows
+  row "server start → ready (includes its full startup sweep)" "" c_ready
+  row "files in the index / URLs in them" "" c_files
+  row "1. cold full crawl, wall time (index + every page, sequential)" "" c_crawl
+  row "1. cold full crawl, bytes transferred (gzip)" "" c_bytes
+  row "1. per page: median / slowest" "" c_slow
+  row "5a. floor: PostgreSQL COPY of the same rows, per page" "" c_fpg
+  row "5b. floor: gzip -6 of the same XML, per page" "" c_fgz
+  row "5. floor (a + b)" "" c_floor
+  row "**cold crawl / floor**" "≤ 1.5" c_ratio
+  row "2. first page, median of 7 renders (cache off)" "" c_first
+  row "2. last page, median of 7 renders (cache off)" "" c_last
+  row "**2. last / first**" "≤ 1.2" c_lratio
+  row "**3. peak RSS during the cold crawl (VmHWM, MiB)**" "≤ 64" c_hwm
+  row "3. peak RSS at ready, i.e. of the startup sweep (MiB)" "" c_hwms
+  row "3. peak RSS after the crawl and the 304 load (MiB)" "" c_hwmw
+  row "3. peak RSS while rendering with cache off (MiB)" "" c_hwmn
+  row "**4. 304 revalidation, requests/s** (wrk 10 s, 64 conn, 2 threads)" "≥ 10,000" c_rps
+  row "4. 304 latency p50" "" c_p50
+  row "**4. 304 latency p99**" "≤ 10 ms" c_p99
+  row "4. statuses counted under load" "all 304" c_status
+  echo
+  if [ ${#SIZES[@]} -gt 1 ]; then
+    local a=${SIZES[0]} b=${SIZES[-1]}
+    local growth
+    growth=$(awk -v x="${R[$a.hwm_crawl]}" -v y="${R[$b.hwm_crawl]}" 'BEGIN { printf "%+.1f", (y - x) / x * 100 }')
+    echo "- **3. peak RSS during the crawl, N = $(fmt_int "$a") → $(fmt_int "$b")**: ${R[$a.hwm_crawl]} → ${R[$b.hwm_crawl]} MiB, $growth % (target: within 10 %) $(mark "${growth#+}" 'v <= 10 && v >= -10' | sed 's/^[^ ]* //')"
+  fi
+  for n in "${SIZES[@]}"; do
+    echo "- N = $(fmt_int "$n"): pages crawled ${R[$n.crawl_first]} … ${R[$n.crawl_last]};" \
+      "renders of the first page (ms) ${R[$n.lat_first_all_ms]}, of the last ${R[$n.lat_last_all_ms]};" \
+      "conditional GET pre-check answered ${R[$n.etag_check]}; VmHWM reset before the crawl: ${R[$n.hwm_reset]}"
+  done
+  echo "- Targets are for N = 1,000,000 on this 2-core machine; ✅/❌ compare every column with them."
+}
+
+OUT="$HERE/results-$DATE.md"
+[ -e "$OUT" ] && OUT="$HERE/results-$DATE-$(date -u +%H%M%S).md"
+report | tee "$OUT"
+log "saved $OUT"
