@@ -4,5 +4,7 @@
 mod caching;
 mod cli;
 mod helpers;
+mod hostile;
+mod outage;
 mod robots;
 mod serving;
