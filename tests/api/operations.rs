@@ -1,0 +1,167 @@
+//! Running it: export, health, metrics, JSON logs, graceful shutdown, mount paths.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::helpers::*;
+
+async fn db_with_pages() -> TestDb {
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec("INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i || '?a=1&b=é' FROM generate_series(1, 250) i").await;
+    db
+}
+
+#[tokio::test]
+async fn export_writes_the_bytes_the_server_serves() {
+    let db = db_with_pages().await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+        .env_clear()
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_PAGE_SIZE", "100")
+        .arg("export")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names = vec!["sitemap_index.xml".to_string(), "sitemap.xml".to_string()];
+    names.extend(app.index_pages().await);
+    assert_eq!(names.len(), 5);
+    for name in names
+        .iter()
+        .chain(std::iter::once(&"robots.txt".to_string()))
+    {
+        let served = app.get(&format!("/{name}")).await.bytes().await.unwrap();
+        let written = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(served.to_vec(), written, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn health_readiness_and_metrics_answer() {
+    let db = db_with_pages().await;
+    let app = spawn_app(&db.url, &[]).await;
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    assert_eq!(app.get("/readyz").await.status(), 200);
+    app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap();
+    app.get_with("/sitemap-1.xml.gz", &[("if-none-match", "*")])
+        .await;
+    let metrics = app.get("/metrics").await;
+    assert!(header(&metrics, "content-type").starts_with("text/plain"));
+    let text = metrics.text().await.unwrap();
+    for name in [
+        "sitemapd_http_requests_total{route=\"page_gz\",status=\"200\"} 1",
+        "sitemapd_http_requests_total{route=\"page_gz\",status=\"304\"} 1",
+        "sitemapd_not_modified_total 1",
+        "sitemapd_renders_total 1",
+        "sitemapd_render_seconds_count 1",
+        "sitemapd_entries_served 250",
+        "sitemapd_entries_skipped{reason=\"out_of_scope\"} 0",
+        "sitemapd_bytes_served_total",
+        "sitemapd_cache_hits_total",
+        "sitemapd_database_errors_total 0",
+    ] {
+        assert!(text.contains(name), "missing {name} in\n{text}");
+    }
+}
+
+/// `sitemapd serve` as a child process on a free port, with its log on stderr.
+fn start_server(db_url: &str, extra: &[(&str, &str)]) -> (Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+        .env_clear()
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("DATABASE_URL", db_url)
+        .env("BIND_ADDR", &addr)
+        .envs(extra.iter().copied())
+        .arg("serve")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, addr)
+}
+
+async fn wait_healthy(addr: &str) {
+    let client = reqwest::Client::new();
+    for _ in 0..600 {
+        if let Ok(r) = client.get(format!("http://{addr}/healthz")).send().await {
+            if r.status() == 200 {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server did not come up");
+}
+
+#[tokio::test]
+async fn sigterm_lets_downloads_finish_and_exits_zero_with_json_logs() {
+    let db = db_with_pages().await;
+    let (child, addr) = start_server(&db.url, &[("LOG_FORMAT", "json")]);
+    wait_healthy(&addr).await;
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let response = client
+        .get(format!("http://{addr}/sitemap-1.xml"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    // The response that was under way completes.
+    let body = response.text().await.unwrap();
+    assert!(body.ends_with("</urlset>\n"));
+    let status = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0));
+    let log = String::from_utf8(status.stderr).unwrap();
+    let request_line = log
+        .lines()
+        .find(|l| l.contains("\"path\":\"/sitemap-1.xml\""))
+        .expect("a log line for the request");
+    let parsed: serde_json::Value = serde_json::from_str(request_line).expect("JSON log line");
+    assert_eq!(parsed["fields"]["status"], 200);
+    assert!(parsed["fields"]["bytes"].as_u64().unwrap() > 0);
+    assert!(!log.contains("hunter2"));
+}
+
+#[tokio::test]
+async fn a_password_in_the_database_url_stays_out_of_the_logs() {
+    let db = db_with_pages().await;
+    let mut url = url::Url::parse(&db.url).unwrap();
+    url.set_password(Some("hunter2")).unwrap();
+    let (mut child, addr) = start_server(url.as_str(), &[]);
+    wait_healthy(&addr).await;
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let lines: Vec<String> = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    child.wait().unwrap();
+    let log = lines.join("\n");
+    assert!(log.contains("listening"), "{log}");
+    assert!(!log.contains("hunter2"), "{log}");
+}
