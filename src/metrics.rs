@@ -31,7 +31,6 @@ pub struct Metrics {
     pub cache_hits: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
-    pub sweeps: Counter,
     pub entries_served: Gauge,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
 }
@@ -53,7 +52,6 @@ impl Metrics {
             cache_hits: Counter::default(),
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
-            sweeps: Counter::default(),
             entries_served: Gauge::default(),
             entries_skipped: Family::default(),
             registry: Registry::default(),
@@ -85,7 +83,6 @@ impl Metrics {
             "Failed database operations",
             m.database_errors.clone(),
         );
-        registry.register("sweeps", "Sweeps that re-measured pages", m.sweeps.clone());
         registry.register(
             "entries_served",
             "Entries listed in the sitemaps",

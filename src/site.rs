@@ -84,6 +84,8 @@ pub struct Site {
 }
 
 const INDEX_FILE: &str = "index";
+/// Full re-measure of a source whose changes are notified, in case a notification was lost.
+const SAFETY_SWEEP: Duration = Duration::from_secs(3600);
 const ROBOTS_FILE: &str = "robots";
 
 impl Site {
@@ -206,6 +208,7 @@ impl Site {
             match saved {
                 Some((pages, files)) => {
                     self.install_saved(&current, &measured, &pages, &files);
+                    self.report_skips(&current);
                     return Ok(());
                 }
                 None => {
@@ -217,6 +220,19 @@ impl Site {
         }
         tracing::warn!("sweep gave up after repeated concurrent changes; the next one retries");
         Ok(())
+    }
+
+    /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.
+    fn report_skips(&self, before: &Snapshot) {
+        let (old, new) = (before.skipped(), self.snapshot().skipped());
+        if old != new && new.total() > 0 {
+            let summary: Vec<String> = new
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(r, n)| format!("{}={n}", r.as_str()))
+                .collect();
+            tracing::warn!(skipped = %summary.join(" "), "entries left out of the sitemaps; `sitemapd check` shows examples");
+        }
     }
 
     fn install_saved(
@@ -253,10 +269,18 @@ impl Site {
     }
 
     /// Runs sweeps for as long as the process lives: on each change the database reports, and
-    /// every `refresh` in any case (views over CMS tables report nothing).
+    /// every `refresh` for sources that report nothing (views over CMS tables). Sources with our
+    /// triggers get a full sweep only hourly, as a safety net.
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
+        let notifying = self.store.notifies(&self.source).await;
+        let period = if notifying {
+            refresh.max(SAFETY_SWEEP)
+        } else {
+            refresh
+        };
+        tracing::info!(source = %self.source, notifying, period_secs = period.as_secs(), "keeping sitemaps current");
         let mut changes = self.store.changes(&self.source);
-        let mut ticker = tokio::time::interval(refresh);
+        let mut ticker = tokio::time::interval(period);
         ticker.tick().await;
         loop {
             let change = tokio::select! {

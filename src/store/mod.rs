@@ -140,6 +140,11 @@ impl Store {
         each!(self, s => s.ready().await)
     }
 
+    /// Whether changes to `source` are reported by [`Store::changes`] (our triggers are on it).
+    pub async fn notifies(&self, source: &str) -> bool {
+        each!(self, s => s.notifies(source).await)
+    }
+
     /// Waits for the next change the database reports for the source. Sources without
     /// notifications (views) never report; the periodic sweep covers them.
     pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {

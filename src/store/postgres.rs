@@ -132,6 +132,16 @@ impl PgStore {
         Ok(())
     }
 
+    pub async fn notifies(&self, source: &str) -> bool {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = 'sitemapd_entries_inserted'",
+        )
+        .bind(quote_identifier(source))
+        .fetch_one(&self.pool)
+        .await
+        .is_ok_and(|n| n > 0)
+    }
+
     /// Notifications from the triggers our migration puts on its own table; a lost connection
     /// is reported as [`Change::Everything`] since notifications may have been missed meanwhile.
     pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {

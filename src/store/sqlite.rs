@@ -134,6 +134,14 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub async fn notifies(&self, source: &str) -> bool {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sitemapd_changes WHERE source = ?1")
+            .bind(source)
+            .fetch_one(&self.pool)
+            .await
+            .is_ok_and(|n| n > 0)
+    }
+
     /// Polls the change log; reports the id range touched since the last look.
     pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
