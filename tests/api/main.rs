@@ -7,5 +7,6 @@ mod helpers;
 mod hostile;
 mod operations;
 mod outage;
+mod requests;
 mod robots;
 mod serving;
