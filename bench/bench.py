@@ -18,6 +18,8 @@ Every request goes to 127.0.0.1 only. Each subcommand prints one JSON object on 
                                 SITEMAP_CACHE_MB=0, so that every request renders.
   etag  PORT PATH               ETag of PATH, and the status/body size of a conditional re-fetch
   wrk-parse FILE                requests/s, p50 and p99 (ms) and status counts of a wrk run
+  cpubusy SECONDS               % of all CPUs busy over SECONDS (from /proc/stat): other work
+                                on the machine skews every number, so run.sh records it
 """
 
 import gzip
@@ -178,14 +180,29 @@ def wrk_parse(path):
         "requests": int(total.group(1)) if total else None,
         "p50_ms": pct(50), "p99_ms": pct(99),
         "statuses": statuses,
+        "all_304": bool(statuses) and set(statuses) == {304},
         "socket_errors": errors.group(1).strip() if errors else "",
     }))
+
+
+def cpu_times():
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]  # idle + iowait
+    return sum(v[:8]) - idle, sum(v[:8])
+
+
+def cpubusy(seconds):
+    b0, t0 = cpu_times()
+    time.sleep(float(seconds))
+    b1, t1 = cpu_times()
+    print(round(100.0 * (b1 - b0) / max(1, t1 - t0)))
 
 
 def main(argv):
     cmd, args = argv[1], argv[2:]
     fns = {"freeport": freeport, "dburl": dburl, "wait": wait, "crawl": crawl,
-           "latency": latency, "etag": etag, "wrk-parse": wrk_parse}
+           "latency": latency, "etag": etag, "wrk-parse": wrk_parse, "cpubusy": cpubusy}
     if cmd not in fns:
         raise SystemExit(__doc__)
     rc = fns[cmd](*args)

@@ -23,9 +23,11 @@
 #     4. 304 revalidation: wrk, 10 s, 64 connections, 2 threads, If-None-Match with the ETag of
 #        the first page; a Lua script counts statuses so we know they were all 304. Requests/s,
 #        p50, p99. This is what repeat crawler visits cost.
-#   server B SITEMAP_CACHE_MB=0, so every request renders.
+#   server B SITEMAP_CACHE_MB=0, so every request renders; RUST_LOG=warn.
 #     2. first vs last page: median of 7 renders of each (interleaved). Keyset paging should make
 #        the last page as fast as the first; OFFSET paging would make it slower with N.
+#     4'. the 304 load again, without the per-request log line (for attribution only: 4 is the
+#        number with default settings).
 #   floor, with no server running:
 #     5a. PostgreSQL alone delivering the same rows: per page, COPY (SELECT the five columns
 #         WHERE id BETWEEN lo AND hi ORDER BY id) TO STDOUT, all in one psql session into
@@ -33,6 +35,9 @@
 #     5b. gzip -6 alone on the same XML (the crawled pages, decompressed), summed over pages.
 #     The floor is (a) + (b): the least any service must spend to read these rows and compress
 #     this XML. Our cold crawl is reported as a ratio to it.
+#
+# Other work on the machine skews all of this (2 CPUs): before each measure the script waits up to
+# BENCH_WAIT_IDLE s (default 30) for the CPUs to be < 30 % busy, and reports how busy they were.
 #
 # Everything is bounded in time (timeout), talks to 127.0.0.1 only, and the server is stopped by
 # its PID on exit, error or interrupt.
@@ -110,11 +115,7 @@ REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock migrations 2>/dev/null)" ]; then REV="$REV+uncommitted"; fi
 
 # ---- helpers -----------------------------------------------------------------------------------
-# Runs sitemapd from the work directory (so no stray .env is read) with the bench's settings.
-sitemapd_env() {
-  env -u RUST_LOG DATABASE_URL="$DBURL" SITEMAP_BASE_URL="$BASE_URL" "$@"
-}
-
+# sitemapd runs from the work directory (so no stray .env is read), default log level.
 start_server() { # name, extra VAR=value...
   local name=$1; shift
   PORT=$("${PY[@]}" freeport)
@@ -129,10 +130,35 @@ start_server() { # name, extra VAR=value...
   kill -0 "$SERVER_PID" 2>/dev/null || die "server $name exited"
 }
 
+# Other work on the machine (builds, tests) skews every number: before each measure, wait up to
+# BENCH_WAIT_IDLE seconds (default 30) for the CPUs to be mostly idle, and record how busy they were.
+wait_idle() { # result key
+  local busy start=$SECONDS limit=${BENCH_WAIT_IDLE:-30}
+  while :; do
+    busy=$("${PY[@]}" cpubusy 1)
+    if [ "$busy" -lt 30 ] || [ $((SECONDS - start)) -ge "$limit" ]; then break; fi
+  done
+  [ "$busy" -lt 30 ] || log "WARNING: CPUs still ${busy} % busy with other work after $((SECONDS - start)) s; measuring anyway"
+  R[$1]=$busy
+}
+# CPU seconds (user + system) the server has used so far.
+TICKS=$(getconf CLK_TCK)
+cpu_s() { awk -v hz="$TICKS" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$SERVER_PID/stat"; }
+
 hwm_mib() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
 reset_hwm() { echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null; }
 
 declare -A R   # results: R[N.key]=value
+
+run_wrk() { # N, result prefix, dir
+  local n=$1 k=$2 d=$3
+  timeout 60 wrk -t2 -c64 -d10s --timeout 2s --latency -s "$HERE/status.lua" \
+    -H "If-None-Match: $(jget "$d/etag.json" etag)" \
+    "http://127.0.0.1:$PORT${R[$n.crawl_first]}" >"$d/$k.txt" 2>&1 || die "wrk failed: $(cat "$d/$k.txt")"
+  "${PY[@]}" wrk-parse "$d/$k.txt" >"$d/$k.json"
+  for f in rps requests p50_ms p99_ms statuses socket_errors all_304; do R[$n.${k}_$f]=$(jget "$d/$k.json" $f); done
+  [ "${R[$n.${k}_all_304]}" = True ] || log "WARNING: not all responses were 304: ${R[$n.${k}_statuses]}"
+}
 
 # ---- one size ----------------------------------------------------------------------------------
 bench_size() {
@@ -143,10 +169,12 @@ bench_size() {
   DBS+=("$db")
 
   log "N=$n: database $db (fresh), migrate, seed"
-  timeout 120 psql "$ADMIN_URL" -qAtX -v ON_ERROR_STOP=1 \
+  t0=$(now_ns)
+  PGOPTIONS='-c client_min_messages=warning' timeout 120 psql "$ADMIN_URL" -qAtX -v ON_ERROR_STOP=1 \
     -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
-  (cd "$WORK" && timeout 120 sitemapd_env ./sitemapd migrate) >"$d/migrate.log" 2>&1 \
+  (cd "$WORK" && timeout 120 env -u RUST_LOG DATABASE_URL="$DBURL" SITEMAP_BASE_URL="$BASE_URL" ./sitemapd migrate) >"$d/migrate.log" 2>&1 \
     || { cat "$d/migrate.log" >&2; die "migrate failed"; }
+  log "N=$n: database created and migrated in $(secs_since "$t0") s; seeding"
   t0=$(now_ns)
   timeout 1200 psql "$DBURL" -qAtX -v n="$n" -f "$HERE/seed.sql" >/dev/null
   R[$n.seed_s]=$(secs_since "$t0")
@@ -158,36 +186,43 @@ bench_size() {
   R[$n.hwm_start]=$(hwm_mib)
   if reset_hwm; then R[$n.hwm_reset]=yes; else R[$n.hwm_reset]=no; fi
 
+  wait_idle "$n.busy_crawl"
   log "N=$n: 1. cold full crawl"
+  local cpu0; cpu0=$(cpu_s)
   timeout 900 "${PY[@]}" crawl "$PORT" "$d/xml" >"$d/crawl.json" || die "crawl failed"
   R[$n.hwm_crawl]=$(hwm_mib)
+  R[$n.crawl_cpu_s]=$(awk -v a="$cpu0" -v b="$(cpu_s)" 'BEGIN { printf "%.2f", b - a }')
   for k in wall_s bytes xml_bytes pages urls first last slowest_page_s median_page_s; do
     R[$n.crawl_$k]=$(jget "$d/crawl.json" $k)
   done
 
-  log "N=$n: 4. 304 revalidation under load (wrk 10 s, 64 connections)"
   timeout 30 "${PY[@]}" etag "$PORT" "${R[$n.crawl_first]}" >"$d/etag.json"
   R[$n.etag_check]=$(jget "$d/etag.json" conditional_status)
   [ "${R[$n.etag_check]}" = 304 ] || log "WARNING: conditional GET answered ${R[$n.etag_check]}, not 304"
-  timeout 60 wrk -t2 -c64 -d10s --timeout 2s --latency -s "$HERE/status.lua" \
-    -H "If-None-Match: $(jget "$d/etag.json" etag)" \
-    "http://127.0.0.1:$PORT${R[$n.crawl_first]}" >"$d/wrk.txt" 2>&1 || die "wrk failed: $(cat "$d/wrk.txt")"
-  "${PY[@]}" wrk-parse "$d/wrk.txt" >"$d/wrk.json"
-  for k in rps requests p50_ms p99_ms statuses socket_errors; do R[$n.wrk_$k]=$(jget "$d/wrk.json" $k); done
+  wait_idle "$n.busy_wrk"
+  log "N=$n: 4. 304 revalidation under load (wrk 10 s, 64 connections)"
+  run_wrk "$n" wrk "$d"
   R[$n.hwm_after_wrk]=$(hwm_mib)
   stop_server
 
   # Server B: no page cache, every request renders.
-  log "N=$n: 2. first vs last page, 7 renders each (SITEMAP_CACHE_MB=0)"
-  start_server "$n-B" SITEMAP_CACHE_MB=0
+  # Its per-request log is off (RUST_LOG=warn): negligible next to a render, and it lets the
+  # 304 load run again without it, to show what that log line costs.
+  start_server "$n-B" SITEMAP_CACHE_MB=0 RUST_LOG=warn
   reset_hwm || true
+  wait_idle "$n.busy_lat"
+  log "N=$n: 2. first vs last page, 7 renders each (SITEMAP_CACHE_MB=0)"
   timeout 900 "${PY[@]}" latency "$PORT" "${R[$n.crawl_first]}" "${R[$n.crawl_last]}" 7 >"$d/latency.json" \
     || die "latency run failed"
   for k in first_ms last_ms ratio first_all_ms last_all_ms; do R[$n.lat_$k]=$(jget "$d/latency.json" $k); done
   R[$n.hwm_nocache]=$(hwm_mib)
+  wait_idle "$n.busy_wrk2"
+  log "N=$n: 4. 304 load again, per-request log off (RUST_LOG=warn)"
+  run_wrk "$n" wrk2 "$d"
   stop_server
 
   # 5a. PostgreSQL floor: the same rows, per page, in one psql session.
+  wait_idle "$n.busy_floor"
   log "N=$n: 5. floor: PostgreSQL COPY and gzip -6"
   psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v site="$SITE_KEY" >"$d/copies.sql" <<'SQL'
 SELECT format('COPY (SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries '
@@ -248,6 +283,10 @@ c_hwmn()    { echo "${R[$1.hwm_nocache]}"; }
 c_rps()     { mark "$(printf '%.0f' "${R[$1.wrk_rps]}")" 'v >= 10000'; }
 c_p50()     { echo "${R[$1.wrk_p50_ms]} ms"; }
 c_p99()     { mark "${R[$1.wrk_p99_ms]}" 'v <= 10'; }
+c_cpu()     { echo "${R[$1.crawl_cpu_s]} s"; }
+c_rps2()    { printf '%.0f (all 304: %s)\n' "${R[$1.wrk2_rps]}" "${R[$1.wrk2_all_304]}"; }
+c_p2()      { echo "${R[$1.wrk2_p50_ms]} / ${R[$1.wrk2_p99_ms]} ms"; }
+c_busy()    { echo "${R[$1.busy_crawl]} / ${R[$1.busy_lat]} / ${R[$1.busy_wrk]} / ${R[$1.busy_wrk2]} / ${R[$1.busy_floor]} %"; }
 c_status()  {
   python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(", ".join(f"{k}: {v:,}" for k,v in sorted(s.items())) or "none counted")' "${R[$1.wrk_statuses]}"
   [ -z "${R[$1.wrk_socket_errors]}" ] || echo "; socket errors: ${R[$1.wrk_socket_errors]}"
@@ -274,6 +313,7 @@ report() {
   row "1. cold full crawl, wall time (index + every page, sequential)" "" c_crawl
   row "1. cold full crawl, bytes transferred (gzip)" "" c_bytes
   row "1. per page: median / slowest" "" c_slow
+  row "1. server CPU time during the crawl (user + system)" "" c_cpu
   row "5a. floor: PostgreSQL COPY of the same rows, per page" "" c_fpg
   row "5b. floor: gzip -6 of the same XML, per page" "" c_fgz
   row "5. floor (a + b)" "" c_floor
@@ -289,6 +329,9 @@ report() {
   row "4. 304 latency p50" "" c_p50
   row "**4. 304 latency p99**" "≤ 10 ms" c_p99
   row "4. statuses counted under load" "all 304" c_status
+  row "4'. same load, per-request log off (RUST_LOG=warn): requests/s" "" c_rps2
+  row "4'. same load, per-request log off: p50 / p99" "" c_p2
+  row "CPUs busy with other work just before 1 / 2 / 4 / 4' / 5" "low" c_busy
   echo
   if [ ${#SIZES[@]} -gt 1 ]; then
     local a=${SIZES[0]} b=${SIZES[-1]}

@@ -14,7 +14,8 @@ fn rows(n: i64) -> Vec<RawEntry> {
                 1 => format!("/produits/café-crème-{i}?couleur=rouge&taille=M"),
                 _ => format!("https://www.example.com/en/articles/{i}-news"),
             }),
-            lastmod: (i % 5 != 0).then(|| chrono::DateTime::from_timestamp(1_700_000_000 + i, 0).unwrap()),
+            lastmod: (i % 5 != 0)
+                .then(|| chrono::DateTime::from_timestamp(1_700_000_000 + i, 0).unwrap()),
             changefreq: Some("weekly".into()),
             priority: Some(0.5),
         })
@@ -22,7 +23,11 @@ fn rows(n: i64) -> Vec<RawEntry> {
 }
 
 fn page(c: &mut Criterion) {
-    let rules = EntryRules::new(BaseUrl::parse("https://www.example.com/").unwrap(), None, vec![]);
+    let rules = EntryRules::new(
+        BaseUrl::parse("https://www.example.com/").unwrap(),
+        None,
+        vec![],
+    );
     let style = DocumentStyle::default();
     let open = style.urlset_open();
     let mut group = c.benchmark_group("writer");

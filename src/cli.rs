@@ -71,7 +71,7 @@ pub fn run() -> i32 {
             return 2;
         }
     };
-    init_tracing(config.log_format);
+    let _log_writer = init_tracing(config.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -101,16 +101,20 @@ pub fn run() -> i32 {
     }
 }
 
-fn init_tracing(format: LogFormat) {
+/// Logs go to stderr from a background thread, so a request never waits on a terminal or a
+/// pipe; the returned guard flushes what is left when the process ends.
+fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+    let (writer, guard) = tracing_appender::non_blocking(std::io::stderr());
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
     };
+    guard
 }
 
 async fn serve(config: &Config) -> Result<i32, StartError> {
