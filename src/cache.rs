@@ -127,6 +127,16 @@ impl PageCache {
         }
     }
 
+    /// The cached file, if any, without starting anything.
+    pub fn peek(&self, key: &PageKey) -> Option<Bytes> {
+        self.inner
+            .lock()
+            .expect("cache lock")
+            .ready
+            .get(key)
+            .cloned()
+    }
+
     /// The cached file, the render under way, or a new flight the caller must run.
     pub fn lookup(&self, key: &PageKey) -> Lookup {
         let mut inner = self.inner.lock().expect("cache lock");

@@ -226,17 +226,17 @@ impl App {
             }
             DocumentBody::Page { page, gzip } => (page, gzip),
         };
-        if head {
-            return Ok((
-                Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()),
-                None,
-            ));
-        }
         let key = PageKey {
             site: self.site.key.as_str().into(),
             page_no: page.no,
             fingerprint: page.fingerprint,
         };
+        if head {
+            // The length is known only for a cached gzip file; HEAD never renders to learn it.
+            let len = self.cache.peek(&key).filter(|_| gzip).map(|b| b.len());
+            let empty = futures::stream::empty::<io::Result<Bytes>>();
+            return Ok((Body::from_stream(empty), len));
+        }
         let (gz, len) = match self.cache.lookup(&key) {
             Lookup::Cached(bytes) => {
                 self.metrics.cache_hits.inc();

@@ -91,3 +91,30 @@ fn every_command_has_help() {
         assert_eq!(out.status.code(), Some(0), "{args:?}");
     }
 }
+
+#[tokio::test]
+async fn migrate_creates_the_tables_and_can_run_again() {
+    let db = crate::helpers::TestDb::new().await;
+    for _ in 0..2 {
+        let out = sitemapd(
+            &[
+                ("SITEMAP_BASE_URL", "https://e.com"),
+                ("DATABASE_URL", &db.url),
+            ],
+            &["migrate"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_tables WHERE tablename IN ('sitemap_entries', 'sitemapd_pages', 'sitemapd_files')",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(tables, 3);
+}
