@@ -113,22 +113,21 @@ fn encode_strictly(serialized: &str) -> String {
         .and_then(|s| serialized[s + 3..].find('/').map(|p| s + 3 + p))
         .unwrap_or(serialized.len());
     let (head, rest) = serialized.split_at(authority_end);
-    let mut out = String::with_capacity(serialized.len());
+    let first_hash = rest.find('#');
+    let keep = |(i, b): (usize, u8)| is_rfc3986_char(b) || (b == b'#' && Some(i) == first_hash);
+    if rest.bytes().enumerate().all(keep) {
+        return serialized.to_string();
+    }
+    let mut out = String::with_capacity(serialized.len() + 16);
     out.push_str(head);
-    let mut seen_hash = false;
-    for b in rest.bytes() {
-        let keep = match b {
-            b'#' if !seen_hash => {
-                seen_hash = true;
-                true
-            }
-            b'#' => false,
-            _ => is_rfc3986_char(b),
-        };
-        if keep {
+    for (i, b) in rest.bytes().enumerate() {
+        if keep((i, b)) {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
         }
     }
     out
