@@ -107,9 +107,12 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     let (writer, guard) = tracing_appender::non_blocking(std::io::stderr());
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // Colour only on a terminal: escape codes in a log file or journal are noise.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(writer);
+        .with_writer(writer)
+        .with_ansi(ansi);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),

@@ -45,6 +45,15 @@ impl RobotsTxt {
         self.evaluate(user_agent, path_and_query).allowed
     }
 
+    /// Whether any path at all can be disallowed for `user_agent`: false when its groups hold
+    /// no Disallow rule, so callers checking many URLs can skip the matching.
+    pub fn may_disallow(&self, user_agent: &str) -> bool {
+        let token = product_token(user_agent);
+        self.groups_for(&token)
+            .flat_map(|group| &group.rules)
+            .any(|rule| !rule.allow)
+    }
+
     /// The groups `token` (lowercase, maybe empty) obeys.
     fn groups_for<'a>(&'a self, token: &str) -> impl Iterator<Item = &'a Group> {
         let has_own = !token.is_empty() && self.groups.iter().any(|g| g.lists(token));
@@ -86,6 +95,17 @@ fn is_robots_txt(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn may_disallow_tells_whether_matching_can_change_anything() {
+        let robots = super::RobotsTxt::parse(
+            "User-agent: *\nAllow: /\n\nUser-agent: Googlebot\nDisallow: /x\n",
+        )
+        .unwrap();
+        assert!(!robots.may_disallow("*"));
+        assert!(!robots.may_disallow("Bingbot"));
+        assert!(robots.may_disallow("Googlebot"));
+    }
+
     use super::*;
 
     fn robots(text: &str) -> RobotsTxt {

@@ -146,7 +146,13 @@ pub struct EntryRules {
 
 impl EntryRules {
     /// `robots` with `agents`: URLs it disallows for any of these agents are left out.
+    /// Agents whose groups disallow nothing are not checked at all (the common `Allow: /`).
     pub fn new(base: BaseUrl, robots: Option<Arc<RobotsTxt>>, agents: Vec<String>) -> Self {
+        let agents: Vec<String> = match &robots {
+            Some(r) => agents.into_iter().filter(|a| r.may_disallow(a)).collect(),
+            None => Vec::new(),
+        };
+        let robots = robots.filter(|_| !agents.is_empty());
         Self {
             base,
             robots,
