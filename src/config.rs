@@ -299,7 +299,7 @@ impl Config {
             cache_budget_bytes: parse_with(
                 vars,
                 "SITEMAP_CACHE_MB",
-                "64",
+                "32",
                 "an integer number of MiB from 0 to 65536",
                 |v| {
                     v.parse::<usize>()
