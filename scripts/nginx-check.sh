@@ -87,7 +87,7 @@ if [ -n "${SITEMAPD_BIN:-}" ]; then
 else
   say "cargo build --release"
   timeout 1800 cargo build --release --quiet || abort "cargo build --release"
-  BIN=$ROOT/target/release/sitemapd
+  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
 fi
 [ -x "$BIN" ] || abort "no sitemapd binary at $BIN"
 

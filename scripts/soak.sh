@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-60}
 CONNECTIONS=${SOAK_CONNECTIONS:-256}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-BIN=${SITEMAPD_BIN:-target/release/sitemapd}
+BIN=${SITEMAPD_BIN:-${CARGO_TARGET_DIR:-target}/release/sitemapd}
 [ -n "${SITEMAPD_BIN:-}" ] || cargo build --release --quiet
 BIN=$(realpath "$BIN")
 ROOT=$PWD
