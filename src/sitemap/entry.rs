@@ -37,9 +37,10 @@ pub struct Entry {
 pub struct Lastmod(DateTime<Utc>);
 
 impl Lastmod {
-    /// W3C Datetime needs a four-digit year; anything else is dropped, never invented.
+    /// W3C Datetime needs a four-digit year, and xsd:dateTime has no year 0000 (1 BC); anything
+    /// else is dropped, never invented.
     pub fn new(at: DateTime<Utc>) -> Option<Self> {
-        (0..=9999).contains(&at.year()).then_some(Self(at))
+        (1..=9999).contains(&at.year()).then_some(Self(at))
     }
 
     pub fn at(&self) -> DateTime<Utc> {
@@ -54,7 +55,7 @@ impl Lastmod {
 /// W3C Datetime with seconds and an explicit `+00:00` offset, e.g. `2024-05-01T12:00:00+00:00`.
 /// Written digit by digit: it is on the hot path of every entry.
 pub fn w3c_datetime(at: DateTime<Utc>) -> String {
-    if !(0..=9999).contains(&at.year()) {
+    if !(1..=9999).contains(&at.year()) {
         return at.to_rfc3339_opts(SecondsFormat::Secs, false);
     }
     let mut out = String::with_capacity(25);
