@@ -497,6 +497,59 @@ fn schema_errors(xml: &[u8], xsd: &str) -> Option<String> {
     (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// The optional tags of one `<url>`, checked without the library: a lastmod in years 1 to 9999 as
+/// chrono writes RFC 3339 with seconds, a changefreq from the protocol's list in any case, a
+/// priority from 0 to 1 to four decimals; anything else leaves the tag out.
+fn tags_as_the_protocol_says(row: &Row, element: &str) -> Result<(), String> {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        element.find(&open).map(|i| {
+            let rest = &element[i + open.len()..];
+            rest[..rest.find(&close).unwrap_or(rest.len())].to_string()
+        })
+    };
+    let lastmod = row
+        .lastmod
+        .filter(|at| (1..=9999).contains(&chrono::Datelike::year(at)))
+        .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, false));
+    if tag("lastmod") != lastmod {
+        return Err(format!(
+            "lastmod {:?} for {row:?} in {element}",
+            tag("lastmod")
+        ));
+    }
+    let valid = [
+        "always", "hourly", "daily", "weekly", "monthly", "yearly", "never",
+    ];
+    let changefreq = row
+        .changefreq
+        .as_deref()
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| valid.contains(&c.as_str()));
+    if tag("changefreq") != changefreq {
+        return Err(format!(
+            "changefreq {:?} for {row:?} in {element}",
+            tag("changefreq")
+        ));
+    }
+    let priority = row
+        .priority
+        .map(f64::from)
+        .filter(|p| (0.0..=1.0).contains(p));
+    match (tag("priority"), priority) {
+        (None, None) => {}
+        (Some(text), Some(p))
+            if text
+                .parse::<f64>()
+                .is_ok_and(|v| (v - p).abs() <= 0.00005 + 1e-9)
+                && !text.contains(['e', 'E', '-', '+'])
+                && text.contains('.') => {}
+        (text, _) => return Err(format!("priority {text:?} for {row:?} in {element}")),
+    }
+    Ok(())
+}
+
 /// The lines xmllint names, and the rows they were written from: the failing input, exactly.
 fn culprits(errors: &str, xml: &[u8], rows: &[Row]) -> String {
     let text = String::from_utf8_lossy(xml);
@@ -533,7 +586,10 @@ async fn check_served(app: &TestApp, rows: &[Row]) -> Result<(), TestCaseError> 
     for row in sorted {
         if let Ok(entry) = rules.accept(&row.raw()) {
             expected_locs.push(entry.loc.as_str().to_string());
+            let start = expected_body.len();
             write_url(&mut expected_body, &entry);
+            let element = String::from_utf8_lossy(&expected_body[start..]).into_owned();
+            tags_as_the_protocol_says(row, &element).map_err(TestCaseError::fail)?;
         }
     }
 
