@@ -68,6 +68,37 @@ pub struct FileRecord {
     pub changed_at: i64,
 }
 
+/// Reading our state tables' rows, the same for every backend.
+macro_rules! from_row {
+    ($record:ident { $($field:ident),* }) => {
+        impl $record {
+            fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+            where
+                R: sqlx::Row,
+                &'static str: sqlx::ColumnIndex<R>,
+                i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+                String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            {
+                Ok(Self { $($field: row.try_get(stringify!($field))?),* })
+            }
+        }
+    };
+}
+
+from_row!(PageRecord {
+    page_no,
+    first_id,
+    urls,
+    bytes,
+    fingerprint,
+    changed_at
+});
+from_row!(FileRecord {
+    name,
+    fingerprint,
+    changed_at
+});
+
 /// Pages and files as saved together.
 pub type SavedState = (Vec<PageRecord>, Vec<FileRecord>);
 

@@ -239,18 +239,10 @@ async fn load_pages<'e>(
     .bind(site)
     .fetch_all(exec)
     .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(PageRecord {
-                page_no: r.try_get("page_no")?,
-                first_id: r.try_get("first_id")?,
-                urls: r.try_get("urls")?,
-                bytes: r.try_get("bytes")?,
-                fingerprint: r.try_get("fingerprint")?,
-                changed_at: r.try_get("changed_at")?,
-            })
-        })
-        .collect()
+    Ok(rows
+        .iter()
+        .map(PageRecord::from_row)
+        .collect::<Result<_, _>>()?)
 }
 
 async fn load_files<'e>(
@@ -263,15 +255,10 @@ async fn load_files<'e>(
     .bind(site)
     .fetch_all(exec)
     .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(FileRecord {
-                name: r.try_get("name")?,
-                fingerprint: r.try_get("fingerprint")?,
-                changed_at: r.try_get("changed_at")?,
-            })
-        })
-        .collect()
+    Ok(rows
+        .iter()
+        .map(FileRecord::from_row)
+        .collect::<Result<_, _>>()?)
 }
 
 #[cfg(test)]
