@@ -3,9 +3,12 @@
 //! Many requests for the same cold page cause one render: the first starts it, everyone
 //! (the first included) follows the same chunk list as it grows, so all of them stream from the
 //! first byte without waiting for the end. A finished page stays cached, keyed by its
-//! fingerprint, while the total stays within the budget (oldest out first).
+//! fingerprint, while the total stays within the budget (oldest out first). A version is kept
+//! once it has been asked for twice (two renders, or one render with followers): a crawler
+//! walking every file once would otherwise fill the budget with pages nobody asks for again
+//! and push out the ones that are asked for.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -42,6 +45,8 @@ enum Progress {
 pub struct Flight {
     chunks: Mutex<Vec<Bytes>>,
     progress: watch::Sender<Progress>,
+    /// Requests that joined after the first: a version asked for twice is worth keeping.
+    followers: std::sync::atomic::AtomicUsize,
 }
 
 impl Flight {
@@ -49,6 +54,7 @@ impl Flight {
         Self {
             chunks: Mutex::new(Vec::new()),
             progress: watch::channel(Progress::Running(0)).0,
+            followers: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -111,7 +117,12 @@ struct Inner {
     order: VecDeque<PageKey>,
     used: usize,
     flights: HashMap<PageKey, Arc<Flight>>,
+    /// Versions rendered once and not kept; the next render of one of them is kept.
+    seen_once: HashSet<PageKey>,
 }
+
+/// Forgetting one-time versions past this many keeps the admission memory small.
+const SEEN_ONCE_MAX: usize = 10_000;
 
 /// Rendered pages within a byte budget, and the renders under way.
 pub struct PageCache {
@@ -144,6 +155,9 @@ impl PageCache {
             return Lookup::Cached(bytes.clone());
         }
         if let Some(flight) = inner.flights.get(key) {
+            flight
+                .followers
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Lookup::Flight {
                 flight: flight.clone(),
                 started: false,
@@ -157,7 +171,8 @@ impl PageCache {
         }
     }
 
-    /// Ends a flight: `Some(true)` keeps the file (if it fits the budget), `Some(false)` drops
+    /// Ends a flight: `Some(true)` keeps the file (on its second render, if it fits the
+    /// budget), `Some(false)` drops
     /// it (the bytes were not those of `key`), `None` marks the render failed.
     pub fn land(&self, key: &PageKey, outcome: Option<bool>) {
         let mut inner = self.inner.lock().expect("cache lock");
@@ -168,7 +183,14 @@ impl PageCache {
             None => flight.fail(),
             Some(keep) => {
                 let whole = flight.finish();
-                if keep && whole.len() <= self.budget {
+                let followed = flight.followers.load(std::sync::atomic::Ordering::Relaxed) > 0;
+                let asked_twice = inner.seen_once.remove(key) || followed;
+                if keep && !asked_twice {
+                    if inner.seen_once.len() >= SEEN_ONCE_MAX {
+                        inner.seen_once.clear();
+                    }
+                    inner.seen_once.insert(key.clone());
+                } else if keep && whole.len() <= self.budget {
                     inner.used += whole.len();
                     inner.order.push_back(key.clone());
                     inner.ready.insert(key.clone(), whole);
@@ -234,7 +256,26 @@ mod tests {
         flight.push(Bytes::from_static(b"cd"));
         cache.land(&key(1), Some(true));
         assert_eq!(follower.await.unwrap().unwrap(), b"abcd");
-        assert!(matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b == "abcd"));
+        assert!(
+            matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b == "abcd"),
+            "asked twice: kept"
+        );
+    }
+
+    #[test]
+    fn a_version_asked_for_once_is_not_kept_until_asked_again() {
+        let cache = PageCache::new(1024);
+        for expected_cached in [false, true] {
+            let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
+                panic!("not cached yet")
+            };
+            flight.push(Bytes::from_static(b"ab"));
+            cache.land(&key(1), Some(true));
+            assert_eq!(
+                matches!(cache.lookup(&key(1)), Lookup::Cached(_)),
+                expected_cached
+            );
+        }
     }
 
     #[tokio::test]
@@ -253,11 +294,13 @@ mod tests {
     fn the_budget_evicts_the_oldest() {
         let cache = PageCache::new(5);
         for no in 1..=3 {
-            let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
-                panic!()
-            };
-            flight.push(Bytes::from_static(b"abc"));
-            cache.land(&key(no), Some(true));
+            for _render in 0..2 {
+                let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
+                    panic!()
+                };
+                flight.push(Bytes::from_static(b"abc"));
+                cache.land(&key(no), Some(true));
+            }
         }
         assert_eq!(cache.used(), 3);
         assert!(matches!(cache.lookup(&key(3)), Lookup::Cached(_)));
