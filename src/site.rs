@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use futures::stream::BoxStream;
 use futures::StreamExt;
 use tokio::sync::Mutex;
 
@@ -81,6 +82,8 @@ pub struct Site {
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
     sweeping: Mutex<()>,
+    /// Changes reported since before the first sweep, for [`Site::keep_current`].
+    changes: Mutex<Option<BoxStream<'static, Change>>>,
 }
 
 const INDEX_FILE: &str = "index";
@@ -125,7 +128,10 @@ impl Site {
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             sweeping: Mutex::new(()),
+            changes: Mutex::new(None),
         });
+        // Listen first, then sweep: a change made in between is then reported, not lost.
+        *site.changes.lock().await = Some(site.store.changes(&site.source).await);
         site.reload().await?;
         site.sweep(Change::Everything).await?;
         Ok(site)
@@ -279,7 +285,10 @@ impl Site {
             refresh
         };
         tracing::info!(source = %self.source, notifying, period_secs = period.as_secs(), "keeping sitemaps current");
-        let mut changes = self.store.changes(&self.source);
+        let mut changes = match self.changes.lock().await.take() {
+            Some(changes) => changes,
+            None => self.store.changes(&self.source).await,
+        };
         let mut ticker = tokio::time::interval(period);
         ticker.tick().await;
         loop {

@@ -178,8 +178,8 @@ impl Store {
 
     /// Waits for the next change the database reports for the source. Sources without
     /// notifications (views) never report; the periodic sweep covers them.
-    pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
-        each!(self, s => s.changes(source))
+    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+        each!(self, s => s.changes(source).await)
     }
 }
 

@@ -144,23 +144,17 @@ impl PgStore {
 
     /// Notifications from the triggers our migration puts on its own table; a lost connection
     /// is reported as [`Change::Everything`] since notifications may have been missed meanwhile.
-    pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+    /// Listening starts before this returns, so a sweep made right after misses nothing.
+    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
         let table = source.rsplit('.').next().unwrap_or(source).to_string();
-        stream::unfold(None::<PgListener>, move |listener| {
+        let first = connect_listener(&pool).await.ok();
+        stream::unfold(first, move |listener| {
             let (pool, table) = (pool.clone(), table.clone());
             async move {
-                let mut listener = match listener {
-                    Some(l) => l,
-                    None => loop {
-                        match connect_listener(&pool).await {
-                            Ok(l) => break l,
-                            Err(e) => {
-                                tracing::warn!(error = %e, "cannot listen for changes; retrying");
-                                tokio::time::sleep(Duration::from_secs(2)).await;
-                            }
-                        }
-                    },
+                let Some(mut listener) = listener else {
+                    // (Re)connected: anything may have changed while we were not listening.
+                    return Some((Change::Everything, Some(reconnect_listener(&pool).await)));
                 };
                 loop {
                     match listener.try_recv().await {
@@ -169,6 +163,7 @@ impl PgStore {
                                 return Some((change, Some(listener)));
                             }
                         }
+                        // The connection dropped; the listener reconnects on the next call.
                         Ok(None) => return Some((Change::Everything, Some(listener))),
                         Err(e) => {
                             tracing::warn!(error = %e, "change notifications interrupted");
@@ -179,6 +174,18 @@ impl PgStore {
             }
         })
         .boxed()
+    }
+}
+
+async fn reconnect_listener(pool: &PgPool) -> PgListener {
+    loop {
+        match connect_listener(pool).await {
+            Ok(listener) => return listener,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for changes; retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
     }
 }
 

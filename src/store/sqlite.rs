@@ -142,11 +142,19 @@ impl SqliteStore {
             .is_ok_and(|n| n > 0)
     }
 
-    /// Polls the change log; reports the id range touched since the last look.
-    pub fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+    /// Polls the change log; reports the id range touched since this was called (the current
+    /// version is read first, so a sweep made right after misses nothing).
+    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
         let source = source.to_string();
-        stream::unfold(None::<i64>, move |mut seen| {
+        let start =
+            sqlx::query_scalar::<_, i64>("SELECT version FROM sitemapd_changes WHERE source = ?1")
+                .bind(&source)
+                .fetch_optional(&pool)
+                .await
+                .ok()
+                .flatten();
+        stream::unfold(start, move |mut seen| {
             let (pool, source) = (pool.clone(), source.clone());
             async move {
                 loop {
