@@ -10,8 +10,6 @@
 //! exactly the `<url>` element `write_url` makes for it; nothing else is served.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::process::Command;
 
 use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
@@ -478,23 +476,6 @@ fn body_of(xml: &[u8]) -> &[u8] {
         String::from_utf8_lossy(&xml[..xml.len().min(300)])
     );
     &xml[open.len()..xml.len() - close.len()]
-}
-
-/// xmllint's complaint about `xml`, if any (as `assert_valid`, without panicking, so that a
-/// failing case shrinks quietly).
-fn schema_errors(xml: &[u8], xsd: &str) -> Option<String> {
-    let xsd = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/schemas")
-        .join(xsd);
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), xml).unwrap();
-    let out = Command::new("xmllint")
-        .args(["--noout", "--nonet", "--schema"])
-        .arg(&xsd)
-        .arg(file.path())
-        .output()
-        .expect("xmllint (Debian package libxml2-utils)");
-    (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// The optional tags of one `<url>`, checked without the library: a lastmod in years 1 to 9999 as
