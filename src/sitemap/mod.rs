@@ -34,18 +34,15 @@ pub enum SkipReason {
     NotXmlSafe,
     /// Disallowed by the robots.txt we serve, for one of ROBOTS_CHECK_AGENTS.
     RobotsDisallowed,
-    /// A row the database could not hand over with the expected columns.
-    UnreadableRow,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 6] = [
+    pub const ALL: [SkipReason; 5] = [
         Self::InvalidUrl,
         Self::OutOfScope,
         Self::TooLong,
         Self::NotXmlSafe,
         Self::RobotsDisallowed,
-        Self::UnreadableRow,
     ];
 
     /// Stable name, used in logs, metrics and `sitemapd check`.
@@ -56,14 +53,13 @@ impl SkipReason {
             Self::TooLong => "too_long",
             Self::NotXmlSafe => "not_xml_safe",
             Self::RobotsDisallowed => "robots_disallowed",
-            Self::UnreadableRow => "unreadable_row",
         }
     }
 }
 
 /// Rows skipped, by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SkipCounts([u64; 6]);
+pub struct SkipCounts([u64; SkipReason::ALL.len()]);
 
 impl SkipCounts {
     pub fn add(&mut self, reason: SkipReason) {
