@@ -340,7 +340,7 @@ report() {
     echo "- **3. peak RSS during the crawl, N = $(fmt_int "$a") → $(fmt_int "$b")**: ${R[$a.hwm_crawl]} → ${R[$b.hwm_crawl]} MiB, $growth % (target: within 10 %) $(mark "${growth#+}" 'v <= 10 && v >= -10' | sed 's/^[^ ]* //')"
     growth=$(awk -v x="${R[$a.hwm_nocache]}" -v y="${R[$b.hwm_nocache]}" 'BEGIN { printf "%+.1f", (y - x) / x * 100 }')
     echo "- 3. the same with the page cache off (SITEMAP_CACHE_MB=0, rendering only): ${R[$a.hwm_nocache]} → ${R[$b.hwm_nocache]} MiB, $growth %." \
-      "The default cache keeps rendered .xml.gz pages up to 64 MiB, so with it on, RSS grows with N until that budget is full."
+      "The default cache keeps rendered .xml.gz pages up to SITEMAP_CACHE_MB (32 MiB by default), once asked for twice, so with it on, RSS grows with N until that budget is full."
   fi
   for n in "${SIZES[@]}"; do
     echo "- N = $(fmt_int "$n"): pages crawled ${R[$n.crawl_first]} … ${R[$n.crawl_last]};" \
