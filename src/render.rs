@@ -73,6 +73,53 @@ pub async fn page_gz(
     Ok(Rendered { digest, overflowed })
 }
 
+/// Streams page `page`'s entries as a text sitemap into `tx`: one absolute URL per line, the
+/// same entries as its XML form (the same limits decide). A failure ends with an error item.
+pub async fn page_text(
+    site: &Site,
+    range: IdRange,
+    mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
+) {
+    use futures::SinkExt;
+    let open = site.style.urlset_open();
+    let mut builder = PageBuilder::new(&site.style, site.page_size, &open);
+    let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
+    let mut element = Vec::with_capacity(512);
+    let mut rows = site.store.entries(range);
+    loop {
+        let raw = match rows.try_next().await {
+            Ok(Some(raw)) => raw,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                return;
+            }
+        };
+        let Ok(entry) = site.rules.accept(&raw) else {
+            continue;
+        };
+        element.clear();
+        write_url(&mut element, &entry);
+        if !builder.fits(element.len()) {
+            break;
+        }
+        builder.add(&element);
+        batch.extend_from_slice(entry.loc.as_str().as_bytes());
+        batch.push(b'\n');
+        if batch.len() >= BATCH_BYTES
+            && tx
+                .send(Ok(Bytes::from(std::mem::take(&mut batch))))
+                .await
+                .is_err()
+        {
+            return;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(Ok(Bytes::from(batch))).await;
+    }
+}
+
 async fn compress(
     gz: &mut GzipEncoder<Vec<u8>>,
     batch: &mut Vec<u8>,

@@ -144,7 +144,12 @@ struct Document {
 
 enum DocumentBody {
     Bytes(Bytes),
-    Page { page: Page, gzip: bool },
+    Page {
+        page: Page,
+        gzip: bool,
+    },
+    /// A page as a text sitemap, rendered for each request (it is not cached).
+    Text(Page),
 }
 
 impl App {
@@ -167,6 +172,8 @@ impl App {
                 Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
                 None => index_document(&snapshot, headers),
             },
+            Route::PageTxt(no) => text_document(snapshot.page(no).ok_or(HttpError::NotFound)?),
+            Route::SitemapTxt => text_document(snapshot.single_page().ok_or(HttpError::NotFound)?),
             Route::PageGz(no) | Route::PageXml(no) => match snapshot.page(no) {
                 None => return Err(HttpError::NotFound),
                 Some(page) if matches!(route, Route::PageGz(_)) => {
@@ -225,6 +232,15 @@ impl App {
                 ));
             }
             DocumentBody::Page { page, gzip } => (page, gzip),
+            DocumentBody::Text(_) if head => {
+                return Ok((
+                    Body::from_stream(futures::stream::empty::<io::Result<Bytes>>()),
+                    None,
+                ))
+            }
+            DocumentBody::Text(page) => {
+                return Ok((Body::from_stream(self.render_text(&page).await?), None))
+            }
         };
         let key = PageKey {
             site: self.site.key.as_str().into(),
@@ -258,6 +274,25 @@ impl App {
         } else {
             (Body::from_stream(gunzip(gz)), None)
         })
+    }
+
+    /// Streams a page's text sitemap from a task of its own, through a small bounded channel so
+    /// a slow client slows the render instead of growing memory.
+    async fn render_text(
+        self: &Arc<Self>,
+        page: &Page,
+    ) -> Result<BoxStream<'static, io::Result<Bytes>>, HttpError> {
+        let snapshot = self.site.snapshot();
+        let range = snapshot
+            .layout
+            .find(page.no)
+            .map(|(i, _)| snapshot.layout.range(i))
+            .ok_or(HttpError::NotFound)?;
+        let (tx, rx) = futures::channel::mpsc::channel(2);
+        let app = self.clone();
+        self.metrics.renders.inc();
+        tokio::spawn(async move { render::page_text(&app.site, range, tx).await });
+        first_chunk_or_unavailable(rx.boxed()).await
     }
 
     /// Renders a page in a task of its own, so followers keep streaming if the first client leaves.
@@ -375,6 +410,23 @@ fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
     let mut document = Document::bytes(XML, snapshot.index, body, gzip.then_some("gzip"));
     document.vary = true;
     document
+}
+
+/// The text sitemap of a page: its ETag derives from the XML's fingerprint (the same entries),
+/// so it changes whenever the file does.
+fn text_document(page: &Page) -> Document {
+    let validators = Validators {
+        fingerprint: page.fingerprint,
+        changed_at: page.changed_at,
+    };
+    Document {
+        content_type: TEXT,
+        etag: format!("\"{}-txt\"", validators.fingerprint.hex()),
+        validators,
+        encoding: None,
+        vary: false,
+        body: DocumentBody::Text(page.clone()),
+    }
 }
 
 enum PageForm {

@@ -8,6 +8,10 @@ pub enum Route {
     Sitemap,
     PageGz(i64),
     PageXml(i64),
+    /// `/sitemap-K.txt`: the same entries as file K, one URL per line.
+    PageTxt(i64),
+    /// `/sitemap.txt`: the text sitemap when one file holds all.
+    SitemapTxt,
     Robots,
     Health,
     Ready,
@@ -22,6 +26,8 @@ impl Route {
             Self::Sitemap => "sitemap",
             Self::PageGz(_) => "page_gz",
             Self::PageXml(_) => "page_xml",
+            Self::PageTxt(_) => "page_txt",
+            Self::SitemapTxt => "sitemap_txt",
             Self::Robots => "robots",
             Self::Health => "healthz",
             Self::Ready => "readyz",
@@ -46,6 +52,7 @@ pub fn route(path: &str, mount: &str) -> Option<Route> {
     Some(match name {
         "sitemap_index.xml" => Route::Index,
         "sitemap.xml" => Route::Sitemap,
+        "sitemap.txt" => Route::SitemapTxt,
         "healthz" => Route::Health,
         "readyz" => Route::Ready,
         "metrics" => Route::Metrics,
@@ -59,16 +66,13 @@ fn is_operational(name: &str) -> bool {
 
 fn page(name: &str) -> Option<Route> {
     let rest = name.strip_prefix("sitemap-")?;
-    let (digits, gz) = match rest.strip_suffix(".xml.gz") {
-        Some(d) => (d, true),
-        None => (rest.strip_suffix(".xml")?, false),
-    };
-    let no = page_number(digits)?;
-    Some(if gz {
-        Route::PageGz(no)
-    } else {
-        Route::PageXml(no)
-    })
+    if let Some(digits) = rest.strip_suffix(".xml.gz") {
+        return Some(Route::PageGz(page_number(digits)?));
+    }
+    if let Some(digits) = rest.strip_suffix(".txt") {
+        return Some(Route::PageTxt(page_number(digits)?));
+    }
+    Some(Route::PageXml(page_number(rest.strip_suffix(".xml")?)?))
 }
 
 /// K ≥ 1 in plain decimal: no sign, no leading zero.
@@ -87,6 +91,9 @@ mod tests {
     fn pages_are_numbered_from_one_without_leading_zeros() {
         assert_eq!(route("/sitemap-1.xml.gz", "/"), Some(Route::PageGz(1)));
         assert_eq!(route("/sitemap-12.xml", "/"), Some(Route::PageXml(12)));
+        assert_eq!(route("/sitemap-3.txt", "/"), Some(Route::PageTxt(3)));
+        assert_eq!(route("/sitemap.txt", "/"), Some(Route::SitemapTxt));
+        assert_eq!(route("/sitemap-03.txt", "/"), None);
         for bad in [
             "/sitemap-0.xml.gz",
             "/sitemap-01.xml",

@@ -319,3 +319,37 @@ async fn migrations_accept_an_existing_table_and_run_twice() {
     .unwrap();
     assert_eq!(triggers, 0, "an existing table is left as it is");
 }
+
+#[tokio::test]
+async fn text_sitemaps_list_the_same_entries_one_url_per_line() {
+    let db = db_with(25).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    for file in app.index_pages().await {
+        let xml = gunzip(&app.get(&format!("/{file}")).await.bytes().await.unwrap());
+        let txt_path = format!("/{}", file.replace(".xml.gz", ".txt"));
+        let txt = app.get(&txt_path).await;
+        assert_eq!(txt.status(), 200);
+        assert_eq!(header(&txt, "content-type"), "text/plain; charset=utf-8");
+        let etag = header(&txt, "etag").to_string();
+        let body = txt.text().await.unwrap();
+        let lines: Vec<String> = body.lines().map(str::to_string).collect();
+        assert!(body.ends_with('\n'));
+        assert_eq!(lines, locs(&xml), "{txt_path}");
+        assert_eq!(
+            app.get_with(&txt_path, &[("if-none-match", &etag)])
+                .await
+                .status(),
+            304
+        );
+    }
+    assert_eq!(
+        app.get("/sitemap.txt").await.status(),
+        404,
+        "several files: no single text sitemap"
+    );
+
+    let db = db_with(3).await;
+    let app = spawn_app(&db.url, &[]).await;
+    let body = app.get("/sitemap.txt").await.text().await.unwrap();
+    assert_eq!(body.lines().count(), 3);
+}
