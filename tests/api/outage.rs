@@ -288,7 +288,7 @@ async fn while_the_database_is_down_cached_pages_still_serve_and_others_get_503(
     app.sweep().await;
     assert_eq!(app.index_pages().await.len(), 3);
 
-    // The cache keeps a version on its second render: fetch twice to warm it.
+    // Asked for twice, the page is in the cache proper (not only on probation).
     app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap();
     let warm = app.get("/sitemap-1.xml.gz").await;
     assert_eq!(warm.status(), 200);
