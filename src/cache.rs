@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::watch;
 
@@ -31,9 +31,34 @@ pub struct PageKey {
 /// Where a request gets its bytes from.
 pub enum Lookup {
     /// The whole gzip file, from the cache.
-    Cached(Bytes),
+    Cached(CachedFile),
     /// A render in progress (started by this request if `started`).
     Flight { flight: Arc<Flight>, started: bool },
+}
+
+/// A finished file, kept as the chunks it was rendered in: no large contiguous copy, which
+/// keeps the allocator from holding on to big freed blocks as pages come and go.
+#[derive(Debug, Clone)]
+pub struct CachedFile(Arc<[Bytes]>);
+
+impl CachedFile {
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Bytes::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The file as a body stream.
+    pub fn stream(&self) -> BoxStream<'static, io::Result<Bytes>> {
+        let chunks = self.0.clone();
+        stream::iter((0..chunks.len()).map(move |i| Ok(chunks[i].clone()))).boxed()
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.0.iter().flat_map(|c| c.iter().copied()).collect()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,14 +94,10 @@ impl Flight {
         self.progress.send_replace(Progress::Running(chunks.len()));
     }
 
-    fn finish(&self) -> Bytes {
+    fn finish(&self) -> CachedFile {
         let chunks = self.chunks.lock().expect("flight lock");
         self.progress.send_replace(Progress::Done(chunks.len()));
-        let mut whole = BytesMut::with_capacity(chunks.iter().map(Bytes::len).sum());
-        for c in chunks.iter() {
-            whole.extend_from_slice(c);
-        }
-        whole.freeze()
+        CachedFile(chunks.iter().cloned().collect())
     }
 
     fn fail(&self) {
@@ -115,12 +136,12 @@ impl Flight {
 
 #[derive(Default)]
 struct Inner {
-    ready: HashMap<PageKey, Bytes>,
+    ready: HashMap<PageKey, CachedFile>,
     order: VecDeque<PageKey>,
     used: usize,
     flights: HashMap<PageKey, Arc<Flight>>,
     /// Pages rendered for one request, newest last.
-    probation: VecDeque<(PageKey, Bytes)>,
+    probation: VecDeque<(PageKey, CachedFile)>,
 }
 
 /// Pages kept on probation: enough for a crawler's next request and for stragglers of a burst.
@@ -141,7 +162,7 @@ impl PageCache {
     }
 
     /// The cached file, if any, without starting anything.
-    pub fn peek(&self, key: &PageKey) -> Option<Bytes> {
+    pub fn peek(&self, key: &PageKey) -> Option<CachedFile> {
         self.inner
             .lock()
             .expect("cache lock")
@@ -206,7 +227,7 @@ impl PageCache {
         }
     }
 
-    fn admit(&self, inner: &mut Inner, key: PageKey, bytes: Bytes) {
+    fn admit(&self, inner: &mut Inner, key: PageKey, bytes: CachedFile) {
         if bytes.len() > self.budget {
             return;
         }
@@ -273,7 +294,7 @@ mod tests {
         cache.land(&key(1), Some(true));
         assert_eq!(follower.await.unwrap().unwrap(), b"abcd");
         assert!(
-            matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b == "abcd"),
+            matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b.to_vec() == b"abcd"),
             "asked twice: kept"
         );
     }

@@ -62,7 +62,7 @@ pub async fn page_gz(
     batch.extend_from_slice(site.style.urlset_close());
     compress(&mut gz, &mut batch, &mut emit).await;
     gz.shutdown().await.map_err(io_to_store)?;
-    emit(Bytes::from(std::mem::take(gz.get_mut())));
+    emit(Bytes::copy_from_slice(gz.get_mut()));
     let digest = builder.finish();
     if overflowed {
         tracing::warn!(
@@ -130,7 +130,9 @@ async fn compress(
     batch.clear();
     let out = gz.get_mut();
     if out.len() >= BATCH_BYTES / 4 {
-        emit(Bytes::from(std::mem::take(out)));
+        // An exact-size copy: the chunk may be cached, and the working buffer is reused.
+        emit(Bytes::copy_from_slice(out));
+        out.clear();
     }
 }
 

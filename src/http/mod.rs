@@ -254,13 +254,9 @@ impl App {
             return Ok((Body::from_stream(empty), len));
         }
         let (gz, len) = match self.cache.lookup(&key) {
-            Lookup::Cached(bytes) => {
+            Lookup::Cached(file) => {
                 self.metrics.cache_hits.inc();
-                let len = bytes.len();
-                (
-                    futures::stream::once(async move { Ok(bytes) }).boxed(),
-                    Some(len),
-                )
+                (file.stream(), Some(file.len()))
             }
             Lookup::Flight { flight, started } => {
                 if started {
