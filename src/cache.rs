@@ -5,12 +5,11 @@
 //! first byte without waiting for the end. A finished page stays cached, keyed by its
 //! fingerprint, while the total stays within the budget (oldest out first).
 //!
-//! A page asked for once waits in a small probation list (the last few renders); asked for
-//! again, it moves into the cache proper. A crawler walking every file once only cycles the
-//! probation list, so it neither grows memory with the site's size nor pushes out the pages
-//! that are asked for again and again.
+//! A version is kept once it has been asked for twice (two renders, or one render that other
+//! requests followed): a crawler walking every file once neither grows memory with the site's
+//! size nor pushes out the pages that are asked for again and again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -140,12 +139,12 @@ struct Inner {
     order: VecDeque<PageKey>,
     used: usize,
     flights: HashMap<PageKey, Arc<Flight>>,
-    /// Pages rendered for one request, newest last.
-    probation: VecDeque<(PageKey, CachedFile)>,
+    /// Versions rendered once for a single request; the next render of one of them is kept.
+    seen_once: HashSet<PageKey>,
 }
 
-/// Pages kept on probation: enough for a crawler's next request and for stragglers of a burst.
-const PROBATION_PAGES: usize = 2;
+/// Forgetting one-time versions past this many keeps the admission memory small.
+const SEEN_ONCE_MAX: usize = 10_000;
 
 /// Rendered pages within a byte budget, and the renders under way.
 pub struct PageCache {
@@ -177,11 +176,6 @@ impl PageCache {
         if let Some(bytes) = inner.ready.get(key) {
             return Lookup::Cached(bytes.clone());
         }
-        if let Some(at) = inner.probation.iter().position(|(k, _)| k == key) {
-            let (key, bytes) = inner.probation.remove(at).expect("position is in range");
-            self.admit(&mut inner, key, bytes.clone());
-            return Lookup::Cached(bytes);
-        }
         if let Some(flight) = inner.flights.get(key) {
             flight
                 .followers
@@ -199,9 +193,9 @@ impl PageCache {
         }
     }
 
-    /// Ends a flight: `Some(true)` keeps the file (in the cache if several requests followed
-    /// the render, else on probation), `Some(false)` drops it (the bytes were not those of
-    /// `key`), `None` marks the render failed.
+    /// Ends a flight: `Some(true)` keeps the file if it has been asked for twice and fits the
+    /// budget, `Some(false)` drops it (the bytes were not those of `key`), `None` marks the
+    /// render failed.
     pub fn land(&self, key: &PageKey, outcome: Option<bool>) {
         let mut inner = self.inner.lock().expect("cache lock");
         let Some(flight) = inner.flights.remove(key) else {
@@ -215,13 +209,13 @@ impl PageCache {
                 if !keep || whole.len() > self.budget {
                     return;
                 }
-                if followed {
+                if followed || inner.seen_once.remove(key) {
                     self.admit(&mut inner, key.clone(), whole);
                 } else {
-                    inner.probation.push_back((key.clone(), whole));
-                    if inner.probation.len() > PROBATION_PAGES {
-                        inner.probation.pop_front();
+                    if inner.seen_once.len() >= SEEN_ONCE_MAX {
+                        inner.seen_once.clear();
                     }
+                    inner.seen_once.insert(key.clone());
                 }
             }
         }
@@ -300,22 +294,20 @@ mod tests {
     }
 
     #[test]
-    fn a_page_asked_for_once_waits_on_probation_and_moves_in_when_asked_again() {
+    fn a_version_asked_for_once_is_kept_only_when_asked_again() {
         let cache = PageCache::new(1024);
-        for no in 1..=3 {
-            let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
+        for expect_cached_after in [false, true] {
+            let Lookup::Flight {
+                flight,
+                started: true,
+            } = cache.lookup(&key(1))
+            else {
                 panic!("not cached yet")
             };
             flight.push(Bytes::from_static(b"ab"));
-            cache.land(&key(no), Some(true));
+            cache.land(&key(1), Some(true));
+            assert_eq!(cache.peek(&key(1)).is_some(), expect_cached_after);
         }
-        assert_eq!(cache.used(), 0, "nothing in the cache proper yet");
-        assert!(
-            matches!(cache.lookup(&key(1)), Lookup::Flight { .. }),
-            "probation holds the last two only"
-        );
-        assert!(matches!(cache.lookup(&key(3)), Lookup::Cached(_)));
-        assert_eq!(cache.used(), 2, "asked again: moved into the cache");
     }
 
     #[tokio::test]
@@ -334,15 +326,13 @@ mod tests {
     fn the_budget_evicts_the_oldest() {
         let cache = PageCache::new(5);
         for no in 1..=3 {
-            let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
-                panic!()
-            };
-            flight.push(Bytes::from_static(b"abc"));
-            cache.land(&key(no), Some(true));
-            assert!(
-                matches!(cache.lookup(&key(no)), Lookup::Cached(_)),
-                "promoted"
-            );
+            for _render in 0..2 {
+                let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
+                    panic!()
+                };
+                flight.push(Bytes::from_static(b"abc"));
+                cache.land(&key(no), Some(true));
+            }
         }
         assert_eq!(cache.used(), 3);
         assert!(matches!(cache.lookup(&key(3)), Lookup::Cached(_)));

@@ -228,14 +228,18 @@ async fn changes_to_the_table_show_without_a_manual_sweep() {
 
 #[tokio::test]
 async fn a_hundred_concurrent_cold_requests_cause_one_render() {
-    let (_db, app) = three_pages().await;
+    // A page big enough that its render outlasts the dispatch of the burst.
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec("INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i || '?q=' || repeat('x', 200) FROM generate_series(1, 15000) i").await;
+    let app = spawn_app(&db.url, &[]).await;
     let app = std::sync::Arc::new(app);
     let renders_before = app.metric("sitemapd_renders_total").await;
     let mut tasks = Vec::new();
     for _ in 0..100 {
         let app = app.clone();
         tasks.push(tokio::spawn(async move {
-            app.get("/sitemap-2.xml.gz").await.bytes().await.unwrap()
+            app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap()
         }));
     }
     let mut bodies = Vec::new();
@@ -243,7 +247,7 @@ async fn a_hundred_concurrent_cold_requests_cause_one_render() {
         bodies.push(t.await.unwrap());
     }
     assert!(bodies.windows(2).all(|w| w[0] == w[1]));
-    assert_eq!(locs(&gunzip(&bodies[0])).len(), 10);
+    assert_eq!(locs(&gunzip(&bodies[0])).len(), 15_000);
     assert_eq!(
         app.metric("sitemapd_renders_total").await - renders_before,
         1.0
