@@ -119,7 +119,7 @@ pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
     }
     write(&dir.join("sitemap_index.xml"), &snapshot.index_doc)?;
     let sitemap_xml = match snapshot.single_page() {
-        Some(page) => gunzip(&render_whole(site, page, snapshot.layout.range(0)).await?),
+        Some(only) => gunzip(&render_whole(site, &only.page, only.range).await?),
         None => snapshot.index_doc.to_vec(),
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;

@@ -9,8 +9,7 @@
 use futures::TryStreamExt;
 
 use crate::sitemap::{
-    write_url, DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts,
-    MAX_FILE_BYTES,
+    DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts, MAX_FILE_BYTES,
 };
 use crate::store::{IdRange, Store, StoreError};
 
@@ -27,6 +26,15 @@ pub struct Page {
     pub changed_at: i64,
     /// Rows in the range left out, by reason (known once the page has been scanned).
     pub skipped: SkipCounts,
+}
+
+impl Page {
+    pub fn validators(&self) -> crate::site::Validators {
+        crate::site::Validators {
+            fingerprint: self.fingerprint,
+            changed_at: self.changed_at,
+        }
+    }
 }
 
 /// The files of a site in id order; the first one's range starts at the lowest id.
@@ -124,12 +132,8 @@ impl Measure<'_> {
                     current += 1;
                     scan = self.page_scan(layout, run[current], &open);
                 }
-                match self.rules.accept(&raw) {
-                    Ok(entry) => {
-                        element.clear();
-                        write_url(&mut element, &entry);
-                        scan.add(raw.id, &element);
-                    }
+                match self.rules.write(&raw, &mut element) {
+                    Ok(_) => scan.add(raw.id, &element),
                     Err(reason) => scan.skipped.add(reason),
                 }
             }
@@ -175,12 +179,8 @@ impl Measure<'_> {
             let mut rows = store.entries(IdRange { first, last });
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
-                if let Ok(entry) = self.rules.accept(&raw) {
-                    element.clear();
-                    write_url(&mut element, &entry);
-                    if page.fits(element.len()) {
-                        page.add(&element);
-                    }
+                if self.rules.write(&raw, &mut element).is_ok() && page.fits(element.len()) {
+                    page.add(&element);
                 }
             }
             parts.push((first, page.finish()));

@@ -11,7 +11,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::pages::Page;
 use crate::site::Site;
-use crate::sitemap::{write_url, PageBuilder, PageDigest};
+use crate::sitemap::{PageBuilder, PageDigest};
 use crate::store::{IdRange, StoreError};
 
 /// XML gathered before it is handed to the compressor.
@@ -44,11 +44,9 @@ pub async fn page_gz(
     let mut overflowed = false;
     let mut rows = site.store.entries(range);
     while let Some(raw) = rows.try_next().await? {
-        let Ok(entry) = site.rules.accept(&raw) else {
+        if site.rules.write(&raw, &mut element).is_err() {
             continue;
-        };
-        element.clear();
-        write_url(&mut element, &entry);
+        }
         if !builder.fits(element.len()) {
             overflowed = true;
             break;
@@ -95,11 +93,9 @@ pub async fn page_text(
                 return;
             }
         };
-        let Ok(entry) = site.rules.accept(&raw) else {
+        let Ok(entry) = site.rules.write(&raw, &mut element) else {
             continue;
         };
-        element.clear();
-        write_url(&mut element, &entry);
         if !builder.fits(element.len()) {
             break;
         }

@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 use crate::config::{BaseUrl, Config};
 use crate::pages::{apply_scan, Layout, Measure, Page};
 use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint, SkipCounts, MAX_SITEMAPS_PER_INDEX};
-use crate::store::{Change, FileRecord, PageRecord, Store, StoreError};
+use crate::store::{Change, FileRecord, IdRange, PageRecord, Store, StoreError};
 
 /// Validators of one whole file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,14 +43,19 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn page(&self, no: i64) -> Option<&Page> {
-        self.layout.find(no).map(|(_, p)| p)
+    /// Page `no` with the ids it holds, both from this snapshot.
+    pub fn page(&self, no: i64) -> Option<ServedPage> {
+        let (index, page) = self.layout.find(no)?;
+        Some(ServedPage {
+            page: page.clone(),
+            range: self.layout.range(index),
+        })
     }
 
     /// The one page when a single file holds every entry.
-    pub fn single_page(&self) -> Option<&Page> {
+    pub fn single_page(&self) -> Option<ServedPage> {
         match self.layout.0.as_slice() {
-            [only] => Some(only),
+            [only] => self.page(only.no),
             _ => None,
         }
     }
@@ -68,6 +73,14 @@ impl Snapshot {
     pub fn served(&self) -> usize {
         self.layout.0.iter().map(|p| p.urls).sum()
     }
+}
+
+/// A page as one request serves it: its validators and the ids it holds, taken together so a
+/// render reads exactly the range the validators describe.
+#[derive(Debug, Clone)]
+pub struct ServedPage {
+    pub page: Page,
+    pub range: IdRange,
 }
 
 /// One site: what it serves and how it stays current.

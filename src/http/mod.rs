@@ -30,9 +30,9 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::cache::{Flight, Lookup, PageCache, PageKey};
 use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
-use crate::pages::Page;
 use crate::render;
-use crate::site::{Site, Snapshot, Validators};
+use crate::site::{ServedPage, Site, Snapshot, Validators};
+use crate::store::IdRange;
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use routes::{route, Route};
 
@@ -145,11 +145,11 @@ struct Document {
 enum DocumentBody {
     Bytes(Bytes),
     Page {
-        page: Page,
+        page: ServedPage,
         gzip: bool,
     },
     /// A page as a text sitemap, rendered for each request (it is not cached).
-    Text(Page),
+    Text(ServedPage),
 }
 
 impl App {
@@ -169,7 +169,7 @@ impl App {
             }
             Route::Index => index_document(&snapshot, headers),
             Route::Sitemap => match snapshot.single_page() {
-                Some(page) => page_document(page, PageForm::Negotiated(accepts_gzip(headers))),
+                Some(only) => page_document(only, PageForm::Negotiated(accepts_gzip(headers))),
                 None => index_document(&snapshot, headers),
             },
             Route::PageTxt(no) => text_document(snapshot.page(no).ok_or(HttpError::NotFound)?),
@@ -238,14 +238,17 @@ impl App {
                     None,
                 ))
             }
-            DocumentBody::Text(page) => {
-                return Ok((Body::from_stream(self.render_text(&page).await?), None))
+            DocumentBody::Text(served) => {
+                return Ok((
+                    Body::from_stream(self.render_text(served.range).await?),
+                    None,
+                ))
             }
         };
         let key = PageKey {
             site: self.site.key.as_str().into(),
-            page_no: page.no,
-            fingerprint: page.fingerprint,
+            page_no: page.page.no,
+            fingerprint: page.page.fingerprint,
         };
         if head {
             // The length is known only for a cached gzip file; HEAD never renders to learn it.
@@ -276,14 +279,8 @@ impl App {
     /// a slow client slows the render instead of growing memory.
     async fn render_text(
         self: &Arc<Self>,
-        page: &Page,
+        range: IdRange,
     ) -> Result<BoxStream<'static, io::Result<Bytes>>, HttpError> {
-        let snapshot = self.site.snapshot();
-        let range = snapshot
-            .layout
-            .find(page.no)
-            .map(|(i, _)| snapshot.layout.range(i))
-            .ok_or(HttpError::NotFound)?;
         let (tx, rx) = futures::channel::mpsc::channel(2);
         let app = self.clone();
         self.metrics.renders.inc();
@@ -292,17 +289,12 @@ impl App {
     }
 
     /// Renders a page in a task of its own, so followers keep streaming if the first client leaves.
-    fn start_render(self: &Arc<Self>, key: PageKey, page: Page, flight: Arc<Flight>) {
+    fn start_render(self: &Arc<Self>, key: PageKey, served: ServedPage, flight: Arc<Flight>) {
         let app = self.clone();
         tokio::spawn(async move {
             app.metrics.renders.inc();
             let started = Instant::now();
-            let snapshot = app.site.snapshot();
-            let range = snapshot
-                .layout
-                .find(page.no)
-                .map(|(i, _)| snapshot.layout.range(i))
-                .unwrap_or(crate::store::IdRange { first: 0, last: -1 });
+            let ServedPage { page, range } = served;
             let result = render::page_gz(&app.site, &page, range, |chunk| flight.push(chunk)).await;
             app.metrics
                 .render_seconds
@@ -410,18 +402,15 @@ fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
 
 /// The text sitemap of a page: its ETag derives from the XML's fingerprint (the same entries),
 /// so it changes whenever the file does.
-fn text_document(page: &Page) -> Document {
-    let validators = Validators {
-        fingerprint: page.fingerprint,
-        changed_at: page.changed_at,
-    };
+fn text_document(served: ServedPage) -> Document {
+    let validators = served.page.validators();
     Document {
         content_type: TEXT,
         etag: format!("\"{}-txt\"", validators.fingerprint.hex()),
         validators,
         encoding: None,
         vary: false,
-        body: DocumentBody::Text(page.clone()),
+        body: DocumentBody::Text(served),
     }
 }
 
@@ -432,11 +421,8 @@ enum PageForm {
     Negotiated(bool),
 }
 
-fn page_document(page: &Page, form: PageForm) -> Document {
-    let validators = Validators {
-        fingerprint: page.fingerprint,
-        changed_at: page.changed_at,
-    };
+fn page_document(served: ServedPage, form: PageForm) -> Document {
+    let validators = served.page.validators();
     let (content_type, gzip, encoding, vary) = match form {
         PageForm::GzipFile => (GZIP, true, None, false),
         PageForm::Negotiated(true) => (XML, true, Some("gzip"), true),
@@ -448,10 +434,7 @@ fn page_document(page: &Page, form: PageForm) -> Document {
         validators,
         encoding,
         vary,
-        body: DocumentBody::Page {
-            page: page.clone(),
-            gzip,
-        },
+        body: DocumentBody::Page { page: served, gzip },
     }
 }
 

@@ -179,6 +179,15 @@ impl EntryRules {
         })
     }
 
+    /// Accepts `raw` and writes its `<url>` element into `element`, which is cleared first:
+    /// what the sweep measures and what the renderers send are built by this one call.
+    pub fn write(&self, raw: &RawEntry, element: &mut Vec<u8>) -> Result<Entry, SkipReason> {
+        let entry = self.accept(raw)?;
+        element.clear();
+        super::writer::write_url(element, &entry);
+        Ok(entry)
+    }
+
     fn disallowed_by_robots(&self, loc: &Loc) -> bool {
         let Some(robots) = &self.robots else {
             return false;
