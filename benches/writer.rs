@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sitemapd::config::BaseUrl;
-use sitemapd::sitemap::{write_url, DocumentStyle, EntryRules, PageBuilder, RawEntry};
+use sitemapd::sitemap::{DocumentStyle, EntryRules, Namespaces, PageBuilder, RawEntry};
 
 fn rows(n: i64) -> Vec<RawEntry> {
     (0..n)
@@ -18,6 +18,7 @@ fn rows(n: i64) -> Vec<RawEntry> {
                 .then(|| chrono::DateTime::from_timestamp(1_700_000_000 + i, 0).unwrap()),
             changefreq: Some("weekly".into()),
             priority: Some(0.5),
+            ..RawEntry::default()
         })
         .collect()
 }
@@ -29,7 +30,6 @@ fn page(c: &mut Criterion) {
         vec![],
     );
     let style = DocumentStyle::default();
-    let open = style.urlset_open();
     let mut group = c.benchmark_group("writer");
     for n in [1_000i64, 50_000] {
         let input = rows(n);
@@ -37,12 +37,10 @@ fn page(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("page", n), &input, |b, input| {
             let mut element = Vec::with_capacity(512);
             b.iter(|| {
-                let mut builder = PageBuilder::new(&style, 50_000, &open);
+                let mut builder = PageBuilder::measuring(&style, 50_000);
                 for raw in input {
-                    if let Ok(entry) = rules.accept(raw) {
-                        element.clear();
-                        write_url(&mut element, &entry);
-                        builder.add(&element);
+                    if let Ok(entry) = rules.write(raw, &mut element, Namespaces::ALL) {
+                        builder.add(&element, entry.namespaces());
                     }
                 }
                 builder.finish()

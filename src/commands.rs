@@ -10,7 +10,7 @@ use crate::app::{self, StartError};
 use crate::config::Config;
 use crate::render;
 use crate::site::{page_file_name, Site};
-use crate::sitemap::{SkipCounts, SkipReason};
+use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
 
 /// Rows shown per skip reason by `check`.
@@ -41,10 +41,19 @@ pub async fn check(config: &Config) -> Result<i32, StartError> {
     let mut skipped = SkipCounts::default();
     let mut examples: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
     let mut progress = Progress::new("checked");
-    let mut rows = store.entries(IdRange::ALL);
+    let mut rows = store.entries(IdRange::ALL, Namespaces::ALL);
     while let Some(raw) = rows.try_next().await? {
         match rules.accept(&raw) {
-            Ok(_) => served += 1,
+            Ok(entry) => {
+                served += 1;
+                for (reason, n) in entry.dropped.iter().filter(|(_, n)| *n > 0) {
+                    skipped.add_n(reason, n);
+                    let list = examples.entry(reason).or_default();
+                    if list.len() < EXAMPLES_PER_REASON {
+                        list.push(format!("entry id {}: {n} row(s) left out", raw.id));
+                    }
+                }
+            }
             Err(reason) => {
                 skipped.add(reason);
                 let list = examples.entry(reason).or_default();
@@ -59,8 +68,12 @@ pub async fn check(config: &Config) -> Result<i32, StartError> {
         }
         progress.tick(served + skipped.total());
     }
+    let (entries, extension_rows): (Vec<_>, Vec<_>) =
+        skipped.iter().partition(|(reason, _)| reason.drops_entry());
+    let sum = |list: &[(SkipReason, u64)]| list.iter().map(|(_, n)| n).sum::<u64>();
     println!("entries served: {served}");
-    println!("entries skipped: {}", skipped.total());
+    println!("entries skipped: {}", sum(&entries));
+    println!("extension rows skipped: {}", sum(&extension_rows));
     for (reason, count) in skipped.iter().filter(|(_, n)| *n > 0) {
         println!("  {}: {count}", reason.as_str());
         for example in examples.get(&reason).into_iter().flatten() {

@@ -9,7 +9,8 @@
 use futures::TryStreamExt;
 
 use crate::sitemap::{
-    DocumentStyle, EntryRules, Fingerprint, PageBuilder, PageDigest, SkipCounts, MAX_FILE_BYTES,
+    DocumentStyle, Entry, EntryRules, Fingerprint, Namespaces, PageBuilder, PageDigest, SkipCounts,
+    SkipReason, MAX_FILE_BYTES,
 };
 use crate::store::{IdRange, Store, StoreError};
 
@@ -24,6 +25,8 @@ pub struct Page {
     pub fingerprint: Fingerprint,
     /// Unix seconds of the last change of the file's bytes.
     pub changed_at: i64,
+    /// Extension namespaces its root declares: those its entries used when it was measured.
+    pub namespaces: Namespaces,
     /// Rows in the range left out, by reason (known once the page has been scanned).
     pub skipped: SkipCounts,
 }
@@ -44,8 +47,7 @@ pub struct Layout(pub Vec<Page>);
 impl Layout {
     /// The layout of a site with no entries: page 1 over every id, an empty urlset.
     pub fn empty(style: &DocumentStyle, now: i64) -> Self {
-        let open = style.urlset_open();
-        let digest = PageBuilder::new(style, 1, &open).finish();
+        let digest = PageBuilder::measuring(style, 1).finish();
         Self(vec![Page {
             no: 1,
             first_id: i64::MIN,
@@ -53,6 +55,7 @@ impl Layout {
             bytes: digest.bytes,
             fingerprint: digest.fingerprint,
             changed_at: now,
+            namespaces: digest.namespaces,
             skipped: SkipCounts::default(),
         }])
     }
@@ -115,7 +118,6 @@ impl Measure<'_> {
         layout: &Layout,
         indexes: &[usize],
     ) -> Result<Vec<ScannedPage>, StoreError> {
-        let open = self.style.urlset_open();
         let mut outcomes = Vec::with_capacity(indexes.len());
         for run in runs(indexes) {
             let range = IdRange {
@@ -123,23 +125,26 @@ impl Measure<'_> {
                 last: layout.range(run[run.len() - 1]).last,
             };
             let mut current = 0;
-            let mut scan = self.page_scan(layout, run[0], &open);
-            let mut rows = store.entries(range);
+            let mut scan = self.page_scan(layout, run[0]);
+            let mut rows = store.entries(range, Namespaces::ALL);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 while !layout.range(run[current]).contains(raw.id) && current + 1 < run.len() {
                     outcomes.push(scan.finish(run[current]));
                     current += 1;
-                    scan = self.page_scan(layout, run[current], &open);
+                    scan = self.page_scan(layout, run[current]);
                 }
-                match self.rules.write(&raw, &mut element) {
-                    Ok(_) => scan.add(raw.id, &element),
+                match self.rules.write(&raw, &mut element, Namespaces::ALL) {
+                    Ok(entry) => {
+                        count_dropped(&mut scan.skipped, &entry);
+                        scan.add(raw.id, &element, entry.namespaces());
+                    }
                     Err(reason) => scan.skipped.add(reason),
                 }
             }
             outcomes.push(scan.finish(run[current]));
             for &index in &run[current + 1..] {
-                outcomes.push(self.page_scan(layout, index, &open).finish(index));
+                outcomes.push(self.page_scan(layout, index).finish(index));
             }
         }
         let mut scanned = Vec::with_capacity(outcomes.len());
@@ -168,19 +173,20 @@ impl Measure<'_> {
         cuts: &[i64],
         skipped: SkipCounts,
     ) -> Result<ScannedPage, StoreError> {
-        let open = self.style.urlset_open();
         let firsts: Vec<i64> = std::iter::once(range.first)
             .chain(cuts.iter().copied())
             .collect();
         let mut parts = Vec::with_capacity(firsts.len());
         for (i, &first) in firsts.iter().enumerate() {
             let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
-            let mut page = PageBuilder::new(self.style, self.page_size, &open);
-            let mut rows = store.entries(IdRange { first, last });
+            let mut page = PageBuilder::measuring(self.style, self.page_size);
+            let mut rows = store.entries(IdRange { first, last }, Namespaces::ALL);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
-                if self.rules.write(&raw, &mut element).is_ok() && page.fits(element.len()) {
-                    page.add(&element);
+                if let Ok(entry) = self.rules.write(&raw, &mut element, Namespaces::ALL) {
+                    if page.fits(element.len()) {
+                        page.add(&element, entry.namespaces());
+                    }
                 }
             }
             parts.push((first, page.finish()));
@@ -192,23 +198,29 @@ impl Measure<'_> {
         })
     }
 
-    fn page_scan<'o>(&self, layout: &Layout, index: usize, open: &'o [u8]) -> PageScan<'o> {
+    fn page_scan(&self, layout: &Layout, index: usize) -> PageScan {
         // Appends land in the last page: it fills completely, in the same pass. Any other page
         // that overflows is cut into balanced parts, leaving room to grow in place.
         let is_last = index + 1 == layout.0.len();
         PageScan {
             style: self.style.clone(),
-            open,
             page_size: self.page_size,
-            whole: Some(PageBuilder::new(self.style, self.page_size, open)),
+            whole: Some(PageBuilder::measuring(self.style, self.page_size)),
             fill: is_last.then(|| Fill {
-                part: PageBuilder::new(self.style, self.page_size, open),
+                part: PageBuilder::measuring(self.style, self.page_size),
                 first: layout.0[index].first_id,
                 done: Vec::new(),
             }),
             rows: Vec::new(),
             skipped: SkipCounts::default(),
         }
+    }
+}
+
+/// Extension rows an accepted entry left out count with the page's skipped rows.
+fn count_dropped(skipped: &mut SkipCounts, entry: &Entry) {
+    for reason in [SkipReason::InvalidAlternate, SkipReason::InvalidImage] {
+        skipped.add_n(reason, entry.dropped.get(reason));
     }
 }
 
@@ -243,9 +255,8 @@ struct Fill {
 
 /// Measures one page as a whole; for the last page also as the full parts it would split into,
 /// for any other the ids and sizes of its rows, to cut it in balanced parts if needed.
-struct PageScan<'o> {
+struct PageScan {
     style: DocumentStyle,
-    open: &'o [u8],
     page_size: usize,
     whole: Option<PageBuilder>,
     fill: Option<Fill>,
@@ -253,11 +264,11 @@ struct PageScan<'o> {
     skipped: SkipCounts,
 }
 
-impl PageScan<'_> {
-    fn add(&mut self, id: i64, element: &[u8]) {
+impl PageScan {
+    fn add(&mut self, id: i64, element: &[u8], uses: Namespaces) {
         if let Some(whole) = &mut self.whole {
             if whole.fits(element.len()) {
-                whole.add(element);
+                whole.add(element, uses);
             } else {
                 self.whole = None;
             }
@@ -265,12 +276,12 @@ impl PageScan<'_> {
         match &mut self.fill {
             Some(fill) => {
                 if !fill.part.fits(element.len()) {
-                    let next = PageBuilder::new(&self.style, self.page_size, self.open);
+                    let next = PageBuilder::measuring(&self.style, self.page_size);
                     let full = std::mem::replace(&mut fill.part, next);
                     fill.done.push((fill.first, full.finish()));
                     fill.first = id;
                 }
-                fill.part.add(element);
+                fill.part.add(element, uses);
             }
             None => self.rows.push((id, element.len() as u32)),
         }
@@ -284,11 +295,9 @@ impl PageScan<'_> {
                 fill.done
             }
             (None, None) => {
-                let cuts = balanced_cuts(
-                    &self.rows,
-                    self.page_size,
-                    MAX_FILE_BYTES - self.open.len() - self.style.urlset_close().len(),
-                );
+                let frame =
+                    self.style.urlset_open(Namespaces::ALL).len() + self.style.urlset_close().len();
+                let cuts = balanced_cuts(&self.rows, self.page_size, MAX_FILE_BYTES - frame);
                 return Outcome::SplitAt {
                     index,
                     cuts,
@@ -363,6 +372,7 @@ pub fn apply_scan(
                 bytes: digest.bytes,
                 fingerprint: digest.fingerprint,
                 changed_at: if unchanged { old.changed_at } else { now },
+                namespaces: digest.namespaces,
                 skipped: if n == 0 {
                     scan.skipped.clone()
                 } else {
@@ -398,6 +408,7 @@ mod tests {
             urls,
             bytes: 100,
             fingerprint: Fingerprint(fp),
+            namespaces: Namespaces::NONE,
         }
     }
 
@@ -412,6 +423,7 @@ mod tests {
                     bytes: 100,
                     fingerprint: Fingerprint(no as u128),
                     changed_at: 10,
+                    namespaces: Namespaces::NONE,
                     skipped: SkipCounts::default(),
                 })
                 .collect(),

@@ -34,24 +34,25 @@ pub async fn page_gz(
     range: IdRange,
     mut emit: impl FnMut(Bytes),
 ) -> Result<Rendered, StoreError> {
-    let open = site.style.urlset_open();
-    let mut builder = PageBuilder::new(&site.style, site.page_size, &open);
+    let declared = page.namespaces;
+    let open = site.style.urlset_open(declared);
+    let mut builder = PageBuilder::declared(&site.style, site.page_size, declared);
     let mut gz =
         GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     batch.extend_from_slice(&open);
     let mut element = Vec::with_capacity(512);
     let mut overflowed = false;
-    let mut rows = site.store.entries(range);
+    let mut rows = site.store.entries(range, declared);
     while let Some(raw) = rows.try_next().await? {
-        if site.rules.write(&raw, &mut element).is_err() {
+        let Ok(entry) = site.rules.write(&raw, &mut element, declared) else {
             continue;
-        }
+        };
         if !builder.fits(element.len()) {
             overflowed = true;
             break;
         }
-        builder.add(&element);
+        builder.add(&element, entry.namespaces());
         batch.extend_from_slice(&element);
         if batch.len() >= BATCH_BYTES {
             compress(&mut gz, &mut batch, &mut emit).await;
@@ -75,15 +76,16 @@ pub async fn page_gz(
 /// same entries as its XML form (the same limits decide). A failure ends with an error item.
 pub async fn page_text(
     site: &Site,
+    page: &Page,
     range: IdRange,
     mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
 ) {
     use futures::SinkExt;
-    let open = site.style.urlset_open();
-    let mut builder = PageBuilder::new(&site.style, site.page_size, &open);
+    let declared = page.namespaces;
+    let mut builder = PageBuilder::declared(&site.style, site.page_size, declared);
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     let mut element = Vec::with_capacity(512);
-    let mut rows = site.store.entries(range);
+    let mut rows = site.store.entries(range, declared);
     loop {
         let raw = match rows.try_next().await {
             Ok(Some(raw)) => raw,
@@ -93,13 +95,13 @@ pub async fn page_text(
                 return;
             }
         };
-        let Ok(entry) = site.rules.write(&raw, &mut element) else {
+        let Ok(entry) = site.rules.write(&raw, &mut element, declared) else {
             continue;
         };
         if !builder.fits(element.len()) {
             break;
         }
-        builder.add(&element);
+        builder.add(&element, entry.namespaces());
         batch.extend_from_slice(entry.loc.as_str().as_bytes());
         batch.push(b'\n');
         if batch.len() >= BATCH_BYTES

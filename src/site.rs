@@ -18,7 +18,9 @@ use tokio::sync::Mutex;
 
 use crate::config::{BaseUrl, Config};
 use crate::pages::{apply_scan, Layout, Measure, Page};
-use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint, SkipCounts, MAX_SITEMAPS_PER_INDEX};
+use crate::sitemap::{
+    DocumentStyle, EntryRules, Fingerprint, Namespaces, SkipCounts, MAX_SITEMAPS_PER_INDEX,
+};
 use crate::store::{Change, FileRecord, IdRange, PageRecord, Store, StoreError};
 
 /// Validators of one whole file.
@@ -392,6 +394,7 @@ fn page_from_record(r: &PageRecord) -> Page {
         bytes: r.bytes.max(0) as usize,
         fingerprint: Fingerprint::parse_hex(&r.fingerprint).unwrap_or(Fingerprint(0)),
         changed_at: r.changed_at,
+        namespaces: Namespaces::from_bits(r.extensions),
         skipped: SkipCounts::default(),
     }
 }
@@ -404,6 +407,7 @@ fn page_to_record(p: &Page) -> PageRecord {
         bytes: p.bytes as i64,
         fingerprint: p.fingerprint.hex(),
         changed_at: p.changed_at,
+        extensions: p.namespaces.bits(),
     }
 }
 

@@ -14,7 +14,7 @@ use quick_xml::events::Event;
 use quick_xml::Reader;
 use sitemapd::config::BaseUrl;
 use sitemapd::sitemap::loc::MAX_LOC_CHARS;
-use sitemapd::sitemap::{write_url, DocumentStyle, EntryRules, Loc, RawEntry};
+use sitemapd::sitemap::{write_url, DocumentStyle, EntryRules, Loc, Namespaces, RawEntry};
 
 const BASES: [&str; 2] = [
     "https://www.example.com/",
@@ -95,7 +95,7 @@ fuzz_target!(|raw: &str| {
             })
             .unwrap_or_else(|e| panic!("Loc::parse accepted {raw:?}, EntryRules refused: {e:?}"));
         let style = DocumentStyle::default();
-        let mut doc = style.urlset_open();
+        let mut doc = style.urlset_open(Namespaces::NONE);
         write_url(&mut doc, &entry);
         doc.extend_from_slice(style.urlset_close());
         assert_eq!(read_locs(&doc), [s], "XML round trip of {raw:?}");

@@ -67,9 +67,14 @@ BEGIN
 END
 $migration$;
 
--- IndexNow, per site: entries modified up to this instant (microseconds since the epoch) have
--- been submitted. Shared by replicas, so each change is submitted once.
+-- Which extension namespaces a sitemap file declares (1 = xhtml, 2 = image): decided when the
+-- file is measured, so its bytes are known before it is rendered.
+ALTER TABLE sitemapd_pages ADD COLUMN extensions BIGINT NOT NULL DEFAULT 0;
+
+-- IndexNow, per site: entries up to this (lastmod in microseconds since the epoch, id) have been
+-- submitted. Shared by replicas, so each change is submitted once.
 CREATE TABLE IF NOT EXISTS sitemapd_indexnow (
-  site              TEXT   NOT NULL PRIMARY KEY,
-  submitted_through BIGINT NOT NULL
+  site         TEXT   NOT NULL PRIMARY KEY,
+  through_us   BIGINT NOT NULL,
+  through_id   BIGINT NOT NULL
 );

@@ -32,7 +32,6 @@ use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::render;
 use crate::site::{ServedPage, Site, Snapshot, Validators};
-use crate::store::IdRange;
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use routes::{route, Route};
 
@@ -239,10 +238,7 @@ impl App {
                 ))
             }
             DocumentBody::Text(served) => {
-                return Ok((
-                    Body::from_stream(self.render_text(served.range).await?),
-                    None,
-                ))
+                return Ok((Body::from_stream(self.render_text(served).await?), None))
             }
         };
         let key = PageKey {
@@ -279,12 +275,14 @@ impl App {
     /// a slow client slows the render instead of growing memory.
     async fn render_text(
         self: &Arc<Self>,
-        range: IdRange,
+        served: ServedPage,
     ) -> Result<BoxStream<'static, io::Result<Bytes>>, HttpError> {
         let (tx, rx) = futures::channel::mpsc::channel(2);
         let app = self.clone();
         self.metrics.renders.inc();
-        tokio::spawn(async move { render::page_text(&app.site, range, tx).await });
+        tokio::spawn(
+            async move { render::page_text(&app.site, &served.page, served.range, tx).await },
+        );
         first_chunk_or_unavailable(rx.boxed()).await
     }
 

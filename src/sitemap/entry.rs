@@ -1,14 +1,17 @@
 //! Entries: a row as the store reads it ([`RawEntry`]) and as a sitemap may carry it ([`Entry`]).
 //!
 //! [`EntryRules`] turns one into the other: it builds the [`Loc`], drops tags that are out of
-//! range instead of the row, and leaves out URLs the served robots.txt disallows.
+//! range instead of the row, and leaves out URLs the served robots.txt disallows. Extension rows
+//! (alternate language versions, images) that are invalid are dropped one by one and counted;
+//! they never cost the entry its place.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
 use super::loc::Loc;
-use super::SkipReason;
+use super::writer::Namespaces;
+use super::{SkipCounts, SkipReason};
 use crate::config::BaseUrl;
 use crate::robots::RobotsTxt;
 
@@ -20,7 +23,29 @@ pub struct RawEntry {
     pub lastmod: Option<DateTime<Utc>>,
     pub changefreq: Option<String>,
     pub priority: Option<f64>,
+    /// `sitemap_alternates` rows of this entry, in `hreflang` order.
+    pub alternates: Vec<RawAlternate>,
+    /// `sitemap_images` rows of this entry, in their id order.
+    pub images: Vec<RawImage>,
 }
+
+/// One `sitemap_alternates` row, as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawAlternate {
+    pub hreflang: Option<String>,
+    pub href: Option<String>,
+}
+
+/// One `sitemap_images` row, as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawImage {
+    pub loc: Option<String>,
+}
+
+/// Most `image:image` elements one `<url>` may hold (Google's limit).
+pub const MAX_IMAGES_PER_URL: usize = 1000;
+/// Most alternates one `<url>` may hold: more than there are languages and regions in use.
+pub const MAX_ALTERNATES_PER_URL: usize = 1000;
 
 /// An entry every field of which can be written as it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +55,55 @@ pub struct Entry {
     pub lastmod: Option<Lastmod>,
     pub changefreq: Option<ChangeFreq>,
     pub priority: Option<Priority>,
+    pub alternates: Vec<Alternate>,
+    /// Image URLs: absolute http(s), any host (images often live on a CDN).
+    pub images: Vec<Loc>,
+    /// Extension rows left out, by reason.
+    pub dropped: SkipCounts,
+}
+
+impl Entry {
+    /// The extension namespaces this entry's `<url>` uses.
+    pub fn namespaces(&self) -> Namespaces {
+        Namespaces {
+            xhtml: !self.alternates.is_empty(),
+            image: !self.images.is_empty(),
+        }
+    }
+}
+
+/// `xhtml:link rel="alternate"`: the same page in another language or region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternate {
+    pub hreflang: Hreflang,
+    /// Absolute http(s), any host (a language may have its own domain).
+    pub href: Loc,
+}
+
+/// An `hreflang` value: `x-default`, or a BCP 47 tag such as `fr`, `en-GB`, `zh-Hant`, `es-419`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hreflang(String);
+
+impl Hreflang {
+    /// Checks the shape of a language tag (language, then subtags of 1 to 8 letters or digits);
+    /// the registry of languages is not consulted.
+    pub fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        if value.eq_ignore_ascii_case("x-default") {
+            return Some(Self("x-default".into()));
+        }
+        let mut parts = value.split('-');
+        let language = parts.next()?;
+        let language_ok =
+            (2..=3).contains(&language.len()) && language.bytes().all(|b| b.is_ascii_alphabetic());
+        let subtags_ok = parts
+            .all(|p| (1..=8).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric()));
+        (language_ok && subtags_ok).then(|| Self(value.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// A `lastmod` in W3C Datetime, in UTC (`2024-05-01T12:00:00+00:00`).
@@ -170,19 +244,73 @@ impl EntryRules {
         if self.disallowed_by_robots(&loc) {
             return Err(SkipReason::RobotsDisallowed);
         }
+        let mut dropped = SkipCounts::default();
+        let alternates = self.accept_alternates(&raw.alternates, &mut dropped);
+        let images = self.accept_images(&raw.images, &mut dropped);
         Ok(Entry {
             id: raw.id,
             loc,
             lastmod: raw.lastmod.and_then(Lastmod::new),
             changefreq: raw.changefreq.as_deref().and_then(ChangeFreq::parse),
             priority: raw.priority.and_then(Priority::new),
+            alternates,
+            images,
+            dropped,
         })
+    }
+
+    fn accept_alternates(&self, raw: &[RawAlternate], dropped: &mut SkipCounts) -> Vec<Alternate> {
+        let mut accepted: Vec<Alternate> = Vec::new();
+        for alternate in raw {
+            let hreflang = alternate.hreflang.as_deref().and_then(Hreflang::parse);
+            let href = alternate
+                .href
+                .as_deref()
+                .and_then(|href| Loc::parse_anywhere(href, &self.base).ok());
+            match (hreflang, href) {
+                (Some(hreflang), Some(href))
+                    if accepted.len() < MAX_ALTERNATES_PER_URL
+                        && !accepted.iter().any(|a| a.hreflang == hreflang) =>
+                {
+                    accepted.push(Alternate { hreflang, href })
+                }
+                _ => dropped.add(SkipReason::InvalidAlternate),
+            }
+        }
+        accepted
+    }
+
+    fn accept_images(&self, raw: &[RawImage], dropped: &mut SkipCounts) -> Vec<Loc> {
+        let mut accepted = Vec::new();
+        for image in raw {
+            let loc = image
+                .loc
+                .as_deref()
+                .and_then(|loc| Loc::parse_anywhere(loc, &self.base).ok());
+            match loc {
+                Some(loc) if accepted.len() < MAX_IMAGES_PER_URL => accepted.push(loc),
+                _ => dropped.add(SkipReason::InvalidImage),
+            }
+        }
+        accepted
     }
 
     /// Accepts `raw` and writes its `<url>` element into `element`, which is cleared first:
     /// what the sweep measures and what the renderers send are built by this one call.
-    pub fn write(&self, raw: &RawEntry, element: &mut Vec<u8>) -> Result<Entry, SkipReason> {
-        let entry = self.accept(raw)?;
+    /// Extensions outside `declared` (namespaces the document root does not declare) are left out.
+    pub fn write(
+        &self,
+        raw: &RawEntry,
+        element: &mut Vec<u8>,
+        declared: Namespaces,
+    ) -> Result<Entry, SkipReason> {
+        let mut entry = self.accept(raw)?;
+        if !declared.xhtml {
+            entry.alternates.clear();
+        }
+        if !declared.image {
+            entry.images.clear();
+        }
         element.clear();
         super::writer::write_url(element, &entry);
         Ok(entry)
@@ -240,11 +368,79 @@ mod tests {
             lastmod: None,
             changefreq: Some("often".into()),
             priority: Some(7.0),
+            ..RawEntry::default()
         };
         let entry = rules.accept(&raw).unwrap();
         assert_eq!(
             (entry.changefreq, entry.priority, entry.lastmod),
             (None, None, None)
         );
+    }
+
+    #[test]
+    fn language_tags_are_checked_for_shape() {
+        for good in [
+            "fr",
+            "en-GB",
+            "zh-Hant",
+            "es-419",
+            "x-default",
+            "X-Default",
+            "sr-Latn-RS",
+        ] {
+            assert!(Hreflang::parse(good).is_some(), "{good}");
+        }
+        for bad in [
+            "",
+            "f",
+            "english",
+            "en_GB",
+            "en-",
+            "fr-toolongsubtag",
+            "e1",
+            "fr\"x",
+        ] {
+            assert!(Hreflang::parse(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_extension_rows_are_dropped_and_counted_not_the_entry() {
+        let rules = EntryRules::new(BaseUrl::parse("https://e.com").unwrap(), None, vec![]);
+        let alt = |l: &str, h: &str| RawAlternate {
+            hreflang: Some(l.into()),
+            href: Some(h.into()),
+        };
+        let raw = RawEntry {
+            id: 1,
+            loc: Some("/a".into()),
+            alternates: vec![
+                alt("fr", "https://e.fr/a"),
+                alt("fr", "https://e.fr/b"),
+                alt("klingon!", "https://e.com/k"),
+                alt("de", "javascript:alert(1)"),
+            ],
+            images: vec![
+                RawImage {
+                    loc: Some("https://cdn.e.com/ä.jpg".into()),
+                },
+                RawImage { loc: None },
+            ],
+            ..RawEntry::default()
+        };
+        let entry = rules.accept(&raw).unwrap();
+        assert_eq!(entry.alternates.len(), 1);
+        assert_eq!(entry.alternates[0].href.as_str(), "https://e.fr/a");
+        assert_eq!(entry.images[0].as_str(), "https://cdn.e.com/%C3%A4.jpg");
+        assert_eq!(entry.dropped.get(SkipReason::InvalidAlternate), 3);
+        assert_eq!(entry.dropped.get(SkipReason::InvalidImage), 1);
+        assert_eq!(entry.namespaces(), Namespaces::ALL);
+        let mut element = Vec::new();
+        let written = rules.write(&raw, &mut element, Namespaces::IMAGE).unwrap();
+        let text = String::from_utf8(element).unwrap();
+        assert!(written.alternates.is_empty() && !text.contains("xhtml:link"));
+        assert!(text.contains(
+            "<image:image><image:loc>https://cdn.e.com/%C3%A4.jpg</image:loc></image:image>"
+        ));
     }
 }

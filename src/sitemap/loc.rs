@@ -23,16 +23,24 @@ impl Loc {
     /// A value starting with `/` is resolved against the base URL as RFC 3986 says (so `/a`
     /// under `https://e.com/shop/` is `https://e.com/a`, which lies outside the base).
     pub fn parse(raw: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
-        let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
-        if trimmed.chars().any(|c| !is_xml_char(c)) {
-            return Err(SkipReason::NotXmlSafe);
-        }
-        if trimmed.is_empty() || trimmed.chars().any(|c| c.is_control()) {
-            // Tabs and newlines inside a URL would be silently dropped by URL parsing.
-            return Err(SkipReason::InvalidUrl);
-        }
-        let url = parse_absolute(&escape_lone_percent(trimmed), base)?;
+        let url = parse_absolute(raw, base)?;
         check_scope(&url, base)?;
+        Self::finish(&url)
+    }
+
+    /// Like [`Loc::parse`], but the URL may be on any http(s) host: the target of an alternate
+    /// language version or an image, which the sitemap location rule does not cover. A path
+    /// is still resolved against the base URL.
+    pub fn parse_anywhere(raw: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
+        let url = parse_absolute(raw, base)?;
+        let web = matches!(url.scheme(), "http" | "https") && url.host().is_some();
+        if !web || !url.username().is_empty() || url.password().is_some() {
+            return Err(SkipReason::OutOfScope);
+        }
+        Self::finish(&url)
+    }
+
+    fn finish(url: &Url) -> Result<Self, SkipReason> {
         let text = encode_strictly(url.as_str());
         if text.len() > MAX_LOC_CHARS {
             return Err(SkipReason::TooLong);
@@ -60,7 +68,18 @@ pub fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
-fn parse_absolute(value: &str, base: &BaseUrl) -> Result<Url, SkipReason> {
+/// Trims, refuses what XML or a URL cannot carry, and parses (a path against the base).
+fn parse_absolute(raw: &str, base: &BaseUrl) -> Result<Url, SkipReason> {
+    let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.chars().any(|c| !is_xml_char(c)) {
+        return Err(SkipReason::NotXmlSafe);
+    }
+    if trimmed.is_empty() || trimmed.chars().any(|c| c.is_control()) {
+        // Tabs and newlines inside a URL would be silently dropped by URL parsing.
+        return Err(SkipReason::InvalidUrl);
+    }
+    let value = escape_lone_percent(trimmed);
+    let value = value.as_ref();
     let parsed = if value.starts_with('/') {
         base.url().join(value)
     } else {

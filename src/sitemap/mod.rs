@@ -12,14 +12,14 @@ use xxhash_rust::xxh3::Xxh3;
 
 pub use entry::{Entry, EntryRules, RawEntry};
 pub use loc::Loc;
-pub use writer::{write_url, DocumentStyle};
+pub use writer::{write_url, DocumentStyle, Namespaces};
 
 /// Most bytes one sitemap file may hold uncompressed (50 MiB).
 pub const MAX_FILE_BYTES: usize = 52_428_800;
 /// Most sitemaps one index may list.
 pub const MAX_SITEMAPS_PER_INDEX: usize = 50_000;
 /// Bumped whenever the bytes we write for the same data change, so fingerprints change too.
-const RENDER_VERSION: u64 = 1;
+const RENDER_VERSION: u64 = 2;
 
 /// Why a row is not in any sitemap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,16 +34,27 @@ pub enum SkipReason {
     NotXmlSafe,
     /// Disallowed by the robots.txt we serve, for one of ROBOTS_CHECK_AGENTS.
     RobotsDisallowed,
+    /// A `sitemap_alternates` row with a bad language tag or URL (the entry stays).
+    InvalidAlternate,
+    /// A `sitemap_images` row with a bad URL, or past 1,000 images per entry (the entry stays).
+    InvalidImage,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 5] = [
+    pub const ALL: [SkipReason; 7] = [
         Self::InvalidUrl,
         Self::OutOfScope,
         Self::TooLong,
         Self::NotXmlSafe,
         Self::RobotsDisallowed,
+        Self::InvalidAlternate,
+        Self::InvalidImage,
     ];
+
+    /// Whether the reason leaves a whole entry out (the others drop one extension row).
+    pub fn drops_entry(self) -> bool {
+        !matches!(self, Self::InvalidAlternate | Self::InvalidImage)
+    }
 
     /// Stable name, used in logs, metrics and `sitemapd check`.
     pub fn as_str(self) -> &'static str {
@@ -53,6 +64,8 @@ impl SkipReason {
             Self::TooLong => "too_long",
             Self::NotXmlSafe => "not_xml_safe",
             Self::RobotsDisallowed => "robots_disallowed",
+            Self::InvalidAlternate => "invalid_alternate",
+            Self::InvalidImage => "invalid_image",
         }
     }
 }
@@ -63,7 +76,11 @@ pub struct SkipCounts([u64; SkipReason::ALL.len()]);
 
 impl SkipCounts {
     pub fn add(&mut self, reason: SkipReason) {
-        self.0[reason as usize] += 1;
+        self.add_n(reason, 1);
+    }
+
+    pub fn add_n(&mut self, reason: SkipReason, n: u64) {
+        self.0[reason as usize] += n;
     }
 
     pub fn get(&self, reason: SkipReason) -> u64 {
@@ -105,75 +122,112 @@ impl Fingerprint {
     }
 }
 
-/// What a finished page is: its size and the fingerprint of its exact bytes.
+/// What a finished page is: its size, the fingerprint of its exact bytes, and the extension
+/// namespaces its root declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageDigest {
     pub urls: usize,
     pub bytes: usize,
     pub fingerprint: Fingerprint,
+    pub namespaces: Namespaces,
 }
 
 /// Follows one sitemap file as entries are added: enforces the limits, hashes the bytes.
 ///
 /// The same builder serves the sweep (which only measures) and the renderer (which also sends
-/// the bytes), so a page's fingerprint is by construction the hash of what is served.
+/// the bytes), so a page's fingerprint is by construction the hash of what is served. The root
+/// element declares only the extension namespaces the file uses: the renderer knows them from
+/// the sweep ([`PageBuilder::declared`]); the sweep learns them from the entries it measures
+/// ([`PageBuilder::measuring`]). So the fingerprint covers the prolog, a hash of the `<url>`
+/// elements and the closing tag, and limits are checked against the longest possible prolog.
 pub struct PageBuilder {
+    style: DocumentStyle,
+    declared: Option<Namespaces>,
+    used: Namespaces,
     max_urls: usize,
     max_bytes: usize,
     urls: usize,
-    bytes: usize,
-    close: &'static [u8],
-    hasher: Xxh3,
+    body_bytes: usize,
+    /// Bytes of everything but the `<url>` elements, at most.
+    frame_bytes: usize,
+    body: Xxh3,
 }
 
 impl PageBuilder {
-    /// Starts a page; `open` is the document's prolog, already counted and hashed.
-    pub fn new(style: &DocumentStyle, max_urls: usize, open: &[u8]) -> Self {
-        Self::with_limits(style, max_urls, MAX_FILE_BYTES, open)
+    /// A page whose root declares `namespaces`, as the renderer writes it.
+    pub fn declared(style: &DocumentStyle, max_urls: usize, namespaces: Namespaces) -> Self {
+        Self::build(style, max_urls, MAX_FILE_BYTES, Some(namespaces))
     }
 
-    /// A page held to tighter limits than the protocol's, to leave room for growth.
-    pub fn with_limits(
+    /// A page being measured: its root will declare what its entries use.
+    pub fn measuring(style: &DocumentStyle, max_urls: usize) -> Self {
+        Self::build(style, max_urls, MAX_FILE_BYTES, None)
+    }
+
+    /// A page held to tighter byte limits than the protocol's.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    fn build(
         style: &DocumentStyle,
         max_urls: usize,
         max_bytes: usize,
-        open: &[u8],
+        declared: Option<Namespaces>,
     ) -> Self {
-        let close = style.urlset_close();
-        let mut hasher = Xxh3::with_seed(RENDER_VERSION);
-        hasher.update(open);
+        let open = style.urlset_open(declared.unwrap_or(Namespaces::ALL));
         Self {
+            style: style.clone(),
+            declared,
+            used: Namespaces::NONE,
             max_urls,
             max_bytes,
             urls: 0,
-            bytes: open.len() + close.len(),
-            close,
-            hasher,
+            body_bytes: 0,
+            frame_bytes: open.len() + style.urlset_close().len(),
+            body: Xxh3::with_seed(RENDER_VERSION),
         }
     }
 
     /// Whether one more `<url>` of `len` bytes keeps the file within both limits.
     pub fn fits(&self, len: usize) -> bool {
-        self.urls < self.max_urls && self.bytes + len <= self.max_bytes
+        self.urls < self.max_urls && self.frame_bytes + self.body_bytes + len <= self.max_bytes
     }
 
-    pub fn add(&mut self, url_element: &[u8]) {
+    /// Adds a `<url>` element that uses the extension namespaces `uses`.
+    pub fn add(&mut self, url_element: &[u8], uses: Namespaces) {
         self.urls += 1;
-        self.bytes += url_element.len();
-        self.hasher.update(url_element);
+        self.body_bytes += url_element.len();
+        self.used = self.used.union(uses);
+        self.body.update(url_element);
     }
 
     pub fn urls(&self) -> usize {
         self.urls
     }
 
-    pub fn finish(mut self) -> PageDigest {
-        self.hasher.update(self.close);
+    pub fn finish(self) -> PageDigest {
+        let namespaces = self.declared.unwrap_or(self.used);
+        let open = self.style.urlset_open(namespaces);
+        let close = self.style.urlset_close();
         PageDigest {
             urls: self.urls,
-            bytes: self.bytes,
-            fingerprint: Fingerprint(self.hasher.digest128()),
+            bytes: open.len() + self.body_bytes + close.len(),
+            fingerprint: Fingerprint::of_page(&open, self.body.digest128(), close),
+            namespaces,
         }
+    }
+}
+
+impl Fingerprint {
+    /// The fingerprint of a urlset: its prolog, the hash of its `<url>` elements, its end.
+    pub fn of_page(open: &[u8], body: u128, close: &[u8]) -> Self {
+        let mut h = Xxh3::with_seed(RENDER_VERSION);
+        h.update(open);
+        h.update(&body.to_le_bytes());
+        h.update(close);
+        Self(h.digest128())
     }
 }
 
@@ -182,27 +236,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_builder_fingerprints_exactly_the_document_bytes() {
+    fn the_builder_counts_exactly_the_document_bytes() {
         let style = DocumentStyle::default();
-        let open = style.urlset_open();
-        let mut page = PageBuilder::new(&style, 10, &open);
-        page.add(b"<url><loc>https://e.com/</loc></url>\n");
+        let element = b"<url><loc>https://e.com/</loc></url>\n";
+        let mut page = PageBuilder::measuring(&style, 10);
+        page.add(element, Namespaces::NONE);
         let digest = page.finish();
-        let mut doc = open.clone();
-        doc.extend_from_slice(b"<url><loc>https://e.com/</loc></url>\n");
+        let mut doc = style.urlset_open(Namespaces::NONE);
+        doc.extend_from_slice(element);
         doc.extend_from_slice(style.urlset_close());
-        assert_eq!(digest.fingerprint, Fingerprint::of(&doc));
         assert_eq!(digest.bytes, doc.len());
+        assert_eq!(digest.namespaces, Namespaces::NONE);
+    }
+
+    #[test]
+    fn measuring_and_rendering_agree_on_the_fingerprint() {
+        let style = DocumentStyle::default();
+        let element = b"<url><loc>https://e.com/</loc><image:image><image:loc>https://c.com/a.jpg</image:loc></image:image></url>\n";
+        let uses = Namespaces::IMAGE;
+        let mut measured = PageBuilder::measuring(&style, 10);
+        measured.add(element, uses);
+        let measured = measured.finish();
+        let mut rendered = PageBuilder::declared(&style, 10, measured.namespaces);
+        rendered.add(element, uses);
+        assert_eq!(rendered.finish(), measured);
+        let mut stale = PageBuilder::declared(&style, 10, Namespaces::NONE);
+        stale.add(element, uses);
+        assert_ne!(stale.finish().fingerprint, measured.fingerprint);
     }
 
     #[test]
     fn the_builder_refuses_past_either_limit() {
         let style = DocumentStyle::default();
-        let mut page = PageBuilder::new(&style, 1, &style.urlset_open());
+        let mut page = PageBuilder::measuring(&style, 1);
         assert!(page.fits(100));
-        page.add(&[b'x'; 100]);
+        page.add(&[b'x'; 100], Namespaces::NONE);
         assert!(!page.fits(1));
-        let page = PageBuilder::new(&style, 50_000, &style.urlset_open());
+        let page = PageBuilder::measuring(&style, 50_000);
         assert!(!page.fits(MAX_FILE_BYTES));
     }
 }

@@ -9,6 +9,66 @@ use quick_xml::escape::escape;
 use super::entry::{w3c_datetime, Entry};
 
 pub const SITEMAP_NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
+/// Namespace of `xhtml:link rel="alternate" hreflang` (alternate language versions).
+pub const XHTML_NS: &str = "http://www.w3.org/1999/xhtml";
+/// Namespace of `image:image` (Google's image sitemap extension).
+pub const IMAGE_NS: &str = "http://www.google.com/schemas/sitemap-image/1.1";
+
+/// The extension namespaces a document declares on its root: only those its entries use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Namespaces {
+    pub xhtml: bool,
+    pub image: bool,
+}
+
+impl Namespaces {
+    pub const NONE: Self = Self {
+        xhtml: false,
+        image: false,
+    };
+    pub const XHTML: Self = Self {
+        xhtml: true,
+        image: false,
+    };
+    pub const IMAGE: Self = Self {
+        xhtml: false,
+        image: true,
+    };
+    pub const ALL: Self = Self {
+        xhtml: true,
+        image: true,
+    };
+
+    pub fn union(self, other: Self) -> Self {
+        Self {
+            xhtml: self.xhtml || other.xhtml,
+            image: self.image || other.image,
+        }
+    }
+
+    pub fn intersection(self, other: Self) -> Self {
+        Self {
+            xhtml: self.xhtml && other.xhtml,
+            image: self.image && other.image,
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self == Self::NONE
+    }
+
+    /// As stored in `sitemapd_pages.extensions`: 1 = xhtml, 2 = image.
+    pub fn bits(self) -> i64 {
+        i64::from(self.xhtml) | (i64::from(self.image) << 1)
+    }
+
+    pub fn from_bits(bits: i64) -> Self {
+        Self {
+            xhtml: bits & 1 != 0,
+            image: bits & 2 != 0,
+        }
+    }
+}
 const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 /// How documents look, the same for every file of a site.
@@ -28,11 +88,18 @@ impl DocumentStyle {
         }
     }
 
-    /// Everything before the first `<url>`.
-    pub fn urlset_open(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(160);
+    /// Everything before the first `<url>`, declaring the extension namespaces `namespaces`.
+    pub fn urlset_open(&self, namespaces: Namespaces) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
         self.prolog(&mut out);
-        out.extend_from_slice(format!("<urlset xmlns=\"{SITEMAP_NS}\">\n").as_bytes());
+        out.extend_from_slice(format!("<urlset xmlns=\"{SITEMAP_NS}\"").as_bytes());
+        if namespaces.xhtml {
+            out.extend_from_slice(format!(" xmlns:xhtml=\"{XHTML_NS}\"").as_bytes());
+        }
+        if namespaces.image {
+            out.extend_from_slice(format!(" xmlns:image=\"{IMAGE_NS}\"").as_bytes());
+        }
+        out.extend_from_slice(b">\n");
         out
     }
 
@@ -73,7 +140,29 @@ pub fn write_url(out: &mut Vec<u8>, entry: &Entry) {
         if let Some(priority) = entry.priority {
             push_text(out, "priority", &priority.to_decimal());
         }
+        for alternate in &entry.alternates {
+            out.extend_from_slice(b"<xhtml:link rel=\"alternate\" hreflang=\"");
+            out.extend_from_slice(escape(alternate.hreflang.as_str()).as_bytes());
+            out.extend_from_slice(b"\" href=\"");
+            out.extend_from_slice(escape(alternate.href.as_str()).as_bytes());
+            out.extend_from_slice(b"\"/>");
+        }
+        for image in &entry.images {
+            push_element_inline(out, "image:image", |out| {
+                push_text(out, "image:loc", image.as_str())
+            });
+        }
     });
+}
+
+fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
+    out.push(b'<');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'>');
+    body(out);
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'>');
 }
 
 fn push_element(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
@@ -113,6 +202,7 @@ mod tests {
                 lastmod: Some(chrono::Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap()),
                 changefreq: Some("daily".into()),
                 priority: Some(0.5),
+                ..RawEntry::default()
             })
             .unwrap();
         let mut out = Vec::new();
@@ -125,13 +215,26 @@ mod tests {
     }
 
     #[test]
+    fn extension_namespaces_are_declared_only_when_used() {
+        let style = DocumentStyle::default();
+        let open = |ns| String::from_utf8(style.urlset_open(ns)).unwrap();
+        assert!(!open(Namespaces::NONE).contains("xmlns:"));
+        assert!(open(Namespaces::IMAGE).contains(&format!("xmlns:image=\"{IMAGE_NS}\"")));
+        assert!(!open(Namespaces::IMAGE).contains("xmlns:xhtml"));
+        assert!(open(Namespaces::XHTML).contains(&format!("xmlns:xhtml=\"{XHTML_NS}\"")));
+        for bits in 0..4 {
+            assert_eq!(Namespaces::from_bits(bits).bits(), bits);
+        }
+    }
+
+    #[test]
     fn the_stylesheet_is_announced_only_when_configured() {
-        let plain = DocumentStyle::default().urlset_open();
+        let plain = DocumentStyle::default().urlset_open(Namespaces::NONE);
         assert!(!String::from_utf8(plain).unwrap().contains("xml-stylesheet"));
         let styled = DocumentStyle {
             stylesheet: Some("https://e.com/sitemap.xsl".into()),
         };
-        assert!(String::from_utf8(styled.urlset_open())
+        assert!(String::from_utf8(styled.urlset_open(Namespaces::NONE))
             .unwrap()
             .contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
     }

@@ -8,10 +8,12 @@
 mod postgres;
 mod sqlite;
 
-use futures::stream::BoxStream;
+use chrono::{DateTime, Utc};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use crate::config::{Config, DatabaseKind};
-use crate::sitemap::RawEntry;
+use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::{Namespaces, RawEntry};
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -58,7 +60,23 @@ pub struct PageRecord {
     pub fingerprint: String,
     /// Unix seconds of the last change of the page's bytes.
     pub changed_at: i64,
+    /// Extension namespaces the file declares ([`Namespaces::bits`]).
+    pub extensions: i64,
 }
+
+/// Rows of extension tables read for a run of entries: `(entry_id, row)` in entry order.
+pub type Keyed<T> = Vec<(i64, T)>;
+
+/// Where IndexNow submission has got to: every entry up to this (lastmod, id) was submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SubmittedThrough {
+    /// `lastmod` in microseconds since the epoch.
+    pub lastmod_us: i64,
+    pub id: i64,
+}
+
+/// Entries read per query when extension rows are merged in.
+const EXTENSION_CHUNK: i64 = 2000;
 
 /// A whole file whose validators are stored in `sitemapd_files` (the index, robots.txt).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +109,8 @@ from_row!(PageRecord {
     urls,
     bytes,
     fingerprint,
-    changed_at
+    changed_at,
+    extensions
 });
 from_row!(FileRecord {
     name,
@@ -139,9 +158,101 @@ impl Store {
         each!(self, s => s.migrate().await)
     }
 
-    /// Entries with ids in `range`, in id order, streamed.
-    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+    /// Entries with ids in `range`, in id order, streamed, each with its rows of the extension
+    /// tables `wanted` names. Runs without extension rows read the source alone, in one query.
+    pub fn entries(
+        &self,
+        range: IdRange,
+        wanted: Namespaces,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        if wanted.is_empty() {
+            return self.plain_entries(range);
+        }
+        stream::once(self.extension_presence(range))
+            .map(move |present| match present {
+                Ok(present) if present.intersection(wanted).is_empty() => self.plain_entries(range),
+                Ok(present) => self.entries_with_extensions(range, present.intersection(wanted)),
+                Err(e) => stream::once(async move { Err(e) }).boxed(),
+            })
+            .flatten()
+            .boxed()
+    }
+
+    fn plain_entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
         each!(self, s => s.entries(range))
+    }
+
+    /// Reads entries in chunks and merges each chunk's extension rows into it.
+    fn entries_with_extensions(
+        &self,
+        range: IdRange,
+        namespaces: Namespaces,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        stream::try_unfold(Some(range.first), move |next| async move {
+            let Some(first) = next.filter(|first| *first <= range.last) else {
+                return Ok::<_, StoreError>(None);
+            };
+            let rest = IdRange {
+                first,
+                last: range.last,
+            };
+            let mut chunk = each!(self, s => s.entries_chunk(rest, EXTENSION_CHUNK).await)?;
+            let Some(last) = chunk.last().map(|e| e.id) else {
+                return Ok(None);
+            };
+            let read = IdRange { first, last };
+            if namespaces.xhtml {
+                let rows = each!(self, s => s.alternates(read).await)?;
+                attach(&mut chunk, rows, |e| &mut e.alternates);
+            }
+            if namespaces.image {
+                let rows = each!(self, s => s.images(read).await)?;
+                attach(&mut chunk, rows, |e| &mut e.images);
+            }
+            Ok(Some((
+                stream::iter(chunk.into_iter().map(Ok)),
+                last.checked_add(1),
+            )))
+        })
+        .try_flatten()
+        .boxed()
+    }
+
+    /// Which extension tables have rows for entries in `range`.
+    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
+        each!(self, s => s.extension_presence(range).await)
+    }
+
+    /// Up to `limit` entries with a lastmod, the most recently modified first (ties: highest
+    /// id first). For feeds.
+    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        each!(self, s => s.recent(limit).await)
+    }
+
+    /// Up to `limit` entries modified after `after` (by lastmod, then id) and no later than
+    /// `through`, oldest first. For IndexNow.
+    pub async fn modified_after(
+        &self,
+        after: SubmittedThrough,
+        through: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        each!(self, s => s.modified_after(after, through, limit).await)
+    }
+
+    pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
+        each!(self, s => s.load_submitted(site).await)
+    }
+
+    /// Moves the site's IndexNow progress to `to` if it is further than what is stored; says
+    /// whether it moved (another replica may have got there first).
+    pub async fn advance_submitted(
+        &self,
+        site: &str,
+        from: Option<SubmittedThrough>,
+        to: SubmittedThrough,
+    ) -> Result<bool, StoreError> {
+        each!(self, s => s.advance_submitted(site, from, to).await)
     }
 
     pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
@@ -183,6 +294,36 @@ impl Store {
     }
 }
 
+/// Hands each extension row to its entry; both lists are in entry id order.
+fn attach<T>(
+    entries: &mut [RawEntry],
+    rows: Keyed<T>,
+    field: impl Fn(&mut RawEntry) -> &mut Vec<T>,
+) {
+    let mut entries = entries.iter_mut().peekable();
+    for (entry_id, row) in rows {
+        while entries.peek().is_some_and(|e| e.id < entry_id) {
+            entries.next();
+        }
+        if let Some(entry) = entries.peek_mut().filter(|e| e.id == entry_id) {
+            field(entry).push(row);
+        }
+    }
+}
+
+/// Names of the extension tables the migrations create.
+pub const ALTERNATES_TABLE: &str = "sitemap_alternates";
+pub const IMAGES_TABLE: &str = "sitemap_images";
+
+/// Builds raw extension rows from the text columns every backend reads.
+pub fn raw_alternate(hreflang: Option<String>, href: Option<String>) -> RawAlternate {
+    RawAlternate { hreflang, href }
+}
+
+pub fn raw_image(loc: Option<String>) -> RawImage {
+    RawImage { loc }
+}
+
 /// Quotes a possibly schema-qualified identifier: `cms.pages` → `"cms"."pages"`.
 pub fn quote_identifier(name: &str) -> String {
     name.split('.')
@@ -194,6 +335,32 @@ pub fn quote_identifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extension_rows_reach_their_own_entries_only() {
+        let mut entries: Vec<RawEntry> = [1, 3, 4]
+            .into_iter()
+            .map(|id| RawEntry {
+                id,
+                ..RawEntry::default()
+            })
+            .collect();
+        let rows = vec![(0, "orphan"), (3, "a"), (3, "b"), (4, "c"), (9, "late")];
+        let rows: Keyed<RawImage> = rows
+            .into_iter()
+            .map(|(id, loc)| (id, raw_image(Some(loc.into()))))
+            .collect();
+        attach(&mut entries, rows, |e| &mut e.images);
+        let locs = |e: &RawEntry| {
+            e.images
+                .iter()
+                .map(|i| i.loc.clone().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(entries[0].images.is_empty());
+        assert_eq!(locs(&entries[1]), ["a", "b"]);
+        assert_eq!(locs(&entries[2]), ["c"]);
+    }
 
     #[test]
     fn identifiers_are_quoted_part_by_part() {

@@ -7,9 +7,15 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, Row};
 
-use super::{quote_identifier, Change, FileRecord, IdRange, PageRecord, SavedState, StoreError};
+use chrono::{DateTime, Utc};
+
+use super::{
+    quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange, Keyed, PageRecord,
+    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+};
 use crate::config::Config;
-use crate::sitemap::RawEntry;
+use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::{Namespaces, RawEntry};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
@@ -17,7 +23,32 @@ const CHANGE_CHANNEL: &str = "sitemapd_changed";
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
+    queries: std::sync::Arc<Queries>,
+}
+
+/// Statements that name the source, built once.
+struct Queries {
     select_range: String,
+    select_chunk: String,
+    select_recent: String,
+    select_modified: String,
+}
+
+impl Queries {
+    fn new(source: &str) -> Self {
+        let select = select_sql(source);
+        Self {
+            select_range: format!("{select} WHERE id BETWEEN $1 AND $2 ORDER BY id"),
+            select_chunk: format!("{select} WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3"),
+            select_recent: format!(
+                "{select} WHERE lastmod IS NOT NULL ORDER BY lastmod::timestamptz DESC, id DESC LIMIT $1"
+            ),
+            select_modified: format!(
+                "{select} WHERE lastmod IS NOT NULL AND (lastmod::timestamptz, id::int8) > ($1, $2) \
+                 AND lastmod::timestamptz <= $3 ORDER BY lastmod::timestamptz, id LIMIT $4"
+            ),
+        }
+    }
 }
 
 impl PgStore {
@@ -37,7 +68,7 @@ impl PgStore {
             .connect_lazy_with(options);
         Ok(Self {
             pool,
-            select_range: select_range_sql(&config.source),
+            queries: std::sync::Arc::new(Queries::new(&config.source)),
         })
     }
 
@@ -47,13 +78,153 @@ impl PgStore {
     }
 
     pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        sqlx::query(&self.select_range)
+        sqlx::query(&self.queries.select_range)
             .bind(range.first)
             .bind(range.last)
             .fetch(&self.pool)
             .map_ok(|row| raw_entry(&row))
             .map_err(StoreError::from)
             .boxed()
+    }
+
+    pub async fn entries_chunk(
+        &self,
+        range: IdRange,
+        limit: i64,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query(&self.queries.select_chunk)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn alternates(&self, range: IdRange) -> Result<Keyed<RawAlternate>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT entry_id::int8 AS entry_id, hreflang::text AS hreflang, href::text AS href \
+             FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN $1 AND $2 ORDER BY entry_id, hreflang, href"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let alternate = raw_alternate(
+                    r.try_get("hreflang").ok().flatten(),
+                    r.try_get("href").ok().flatten(),
+                );
+                (r.try_get("entry_id").unwrap_or_default(), alternate)
+            })
+            .collect())
+    }
+
+    pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT entry_id::int8 AS entry_id, loc::text AS loc \
+             FROM {IMAGES_TABLE} WHERE entry_id BETWEEN $1 AND $2 ORDER BY entry_id, id"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let image = raw_image(r.try_get("loc").ok().flatten());
+                (r.try_get("entry_id").unwrap_or_default(), image)
+            })
+            .collect())
+    }
+
+    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT EXISTS (SELECT 1 FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN $1 AND $2) AS xhtml, \
+                    EXISTS (SELECT 1 FROM {IMAGES_TABLE} WHERE entry_id BETWEEN $1 AND $2) AS image"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Namespaces {
+            xhtml: row.try_get("xhtml")?,
+            image: row.try_get("image")?,
+        })
+    }
+
+    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query(&self.queries.select_recent)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn modified_after(
+        &self,
+        after: SubmittedThrough,
+        through: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query(&self.queries.select_modified)
+            .bind(DateTime::from_timestamp_micros(after.lastmod_us).unwrap_or_default())
+            .bind(after.id)
+            .bind(through)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
+        let row =
+            sqlx::query("SELECT through_us, through_id FROM sitemapd_indexnow WHERE site = $1")
+                .bind(site)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(match row {
+            Some(r) => Some(SubmittedThrough {
+                lastmod_us: r.try_get("through_us")?,
+                id: r.try_get("through_id")?,
+            }),
+            None => None,
+        })
+    }
+
+    pub async fn advance_submitted(
+        &self,
+        site: &str,
+        from: Option<SubmittedThrough>,
+        to: SubmittedThrough,
+    ) -> Result<bool, StoreError> {
+        let moved = match from {
+            None => sqlx::query(
+                "INSERT INTO sitemapd_indexnow (site, through_us, through_id) VALUES ($1, $2, $3) \
+                 ON CONFLICT (site) DO NOTHING",
+            )
+            .bind(site)
+            .bind(to.lastmod_us)
+            .bind(to.id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected(),
+            Some(from) => sqlx::query(
+                "UPDATE sitemapd_indexnow SET through_us = $2, through_id = $3 \
+                 WHERE site = $1 AND through_us = $4 AND through_id = $5",
+            )
+            .bind(site)
+            .bind(to.lastmod_us)
+            .bind(to.id)
+            .bind(from.lastmod_us)
+            .bind(from.id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(moved == 1)
     }
 
     pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
@@ -90,8 +261,8 @@ impl PgStore {
             .await?;
         for p in &pages {
             sqlx::query(
-                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(site)
             .bind(p.page_no)
@@ -100,6 +271,7 @@ impl PgStore {
             .bind(p.bytes)
             .bind(&p.fingerprint)
             .bind(p.changed_at)
+            .bind(p.extensions)
             .execute(&mut *tx)
             .await?;
         }
@@ -212,11 +384,11 @@ fn parse_notification(payload: &str, table: &str) -> Option<Change> {
 }
 
 /// Casts make any view with the five columns readable, whatever their exact types.
-fn select_range_sql(source: &str) -> String {
+fn select_sql(source: &str) -> String {
     format!(
         "SELECT id::int8 AS id, loc::text AS loc, lastmod::timestamptz AS lastmod, \
          changefreq::text AS changefreq, priority::float8 AS priority \
-         FROM {} WHERE id BETWEEN $1 AND $2 ORDER BY id",
+         FROM {}",
         quote_identifier(source)
     )
 }
@@ -228,6 +400,7 @@ fn raw_entry(row: &PgRow) -> RawEntry {
         lastmod: row.try_get("lastmod").ok().flatten(),
         changefreq: row.try_get("changefreq").ok().flatten(),
         priority: row.try_get("priority").ok().flatten(),
+        ..RawEntry::default()
     }
 }
 
@@ -236,8 +409,8 @@ async fn load_pages<'e>(
     site: &str,
 ) -> Result<Vec<PageRecord>, StoreError> {
     let rows = sqlx::query(
-        "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at FROM sitemapd_pages \
-         WHERE site = $1 ORDER BY first_id",
+        "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at, extensions \
+         FROM sitemapd_pages WHERE site = $1 ORDER BY first_id",
     )
     .bind(site)
     .fetch_all(exec)
@@ -283,6 +456,8 @@ mod tests {
 
     #[test]
     fn the_source_is_quoted_in_the_query() {
-        assert!(select_range_sql("cms.v").contains("FROM \"cms\".\"v\" WHERE"));
+        assert!(Queries::new("cms.v")
+            .select_range
+            .contains("FROM \"cms\".\"v\" WHERE"));
     }
 }

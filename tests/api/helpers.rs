@@ -232,10 +232,11 @@ pub enum Schema {
     Index,
 }
 
-/// Validates with xmllint against the official sitemaps.org schemas (copies in tests/schemas).
+/// Validates with xmllint against the official sitemaps.org schemas and, for urlsets, the
+/// extension schemas (copies in tests/schemas).
 pub fn assert_valid(xml: &[u8], schema: Schema) {
     let xsd = match schema {
-        Schema::Urlset => "sitemap.xsd",
+        Schema::Urlset => "sitemap-extensions.xsd",
         Schema::Index => "siteindex.xsd",
     };
     if let Some(errors) = schema_errors(xml, xsd) {

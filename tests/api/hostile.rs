@@ -16,7 +16,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use sitemapd::config::BaseUrl;
 use sitemapd::sitemap::loc::MAX_LOC_CHARS;
-use sitemapd::sitemap::{write_url, DocumentStyle, EntryRules, Loc, RawEntry, SkipReason};
+use sitemapd::sitemap::{
+    write_url, DocumentStyle, EntryRules, Loc, Namespaces, RawEntry, SkipReason,
+};
 
 use crate::helpers::*;
 
@@ -296,6 +298,7 @@ impl Row {
             lastmod: self.lastmod,
             changefreq: self.changefreq.clone(),
             priority: self.priority.map(f64::from),
+            ..RawEntry::default()
         }
     }
 }
@@ -377,7 +380,7 @@ fn check_loc(raw: &str) -> Result<(), String> {
         })
         .map_err(|e| format!("Loc::parse accepted but EntryRules refused: {e:?}"))?;
     let style = DocumentStyle::default();
-    let mut doc = style.urlset_open();
+    let mut doc = style.urlset_open(Namespaces::NONE);
     write_url(&mut doc, &entry);
     doc.extend_from_slice(style.urlset_close());
     let read = std::panic::catch_unwind(|| locs(&doc))
@@ -468,7 +471,7 @@ async fn load(db: &TestDb, rows: &[Row]) {
 /// `<url>` elements of one urlset as served, between the prolog and the closing tag.
 fn body_of(xml: &[u8]) -> &[u8] {
     let style = DocumentStyle::default();
-    let open = style.urlset_open();
+    let open = style.urlset_open(Namespaces::NONE);
     let close = style.urlset_close();
     assert!(
         xml.starts_with(&open) && xml.ends_with(close),

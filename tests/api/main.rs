@@ -3,6 +3,7 @@
 
 mod caching;
 mod cli;
+mod extensions;
 mod helpers;
 mod hostile;
 mod operations;

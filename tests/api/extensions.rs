@@ -1,0 +1,171 @@
+//! Extensions: alternates (`xhtml:link`) and images (`image:image`) from their tables, with
+//! their namespaces declared only in files that use them, valid against the extension schemas.
+
+use std::time::Duration;
+
+use crate::helpers::*;
+
+const XHTML: &str = "xmlns:xhtml=\"http://www.w3.org/1999/xhtml\"";
+const IMAGE: &str = "xmlns:image=\"http://www.google.com/schemas/sitemap-image/1.1\"";
+
+/// 3 files of 10 entries (ids 10..300); images on file 1, alternates on file 2, none on file 3.
+async fn site_with_extensions() -> (TestDb, TestApp) {
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec(
+        "INSERT INTO sitemap_entries (id, loc) SELECT i * 10, '/p/' || (i * 10) FROM generate_series(1, 30) i;
+         INSERT INTO sitemap_images (entry_id, loc) VALUES
+           (10, 'https://cdn.example.net/a/café.jpg?w=1&h=2'),
+           (10, '/img/second.png'),
+           (20, 'https://cdn.example.net/b.jpg'),
+           (20, 'ftp://cdn.example.net/no.jpg'),
+           (9999, 'https://cdn.example.net/orphan.jpg');
+         INSERT INTO sitemap_alternates (entry_id, hreflang, href) VALUES
+           (110, 'fr', 'https://www.example.fr/p/110'),
+           (110, 'en-GB', '/p/110'),
+           (110, 'x-default', '/p/110'),
+           (120, 'not a tag', 'https://www.example.fr/p/120');",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    (db, app)
+}
+
+async fn page_xml(app: &TestApp, no: i64) -> String {
+    let gz = app
+        .get(&format!("/sitemap-{no}.xml.gz"))
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let xml = gunzip(&gz);
+    assert_valid(&xml, Schema::Urlset);
+    String::from_utf8(xml).unwrap()
+}
+
+fn root(xml: &str) -> &str {
+    let start = xml.find("<urlset").unwrap();
+    &xml[start..start + xml[start..].find('>').unwrap()]
+}
+
+#[tokio::test]
+async fn extensions_are_written_and_their_namespaces_declared_only_where_used() {
+    let (_db, app) = site_with_extensions().await;
+    let one = page_xml(&app, 1).await;
+    assert!(
+        root(&one).contains(IMAGE) && !root(&one).contains(XHTML),
+        "{one}"
+    );
+    assert!(one.contains(
+        "<url><loc>https://www.example.com/p/10</loc>\
+         <image:image><image:loc>https://cdn.example.net/a/caf%C3%A9.jpg?w=1&amp;h=2</image:loc></image:image>\
+         <image:image><image:loc>https://www.example.com/img/second.png</image:loc></image:image></url>"
+    ), "{one}");
+    assert!(!one.contains("ftp://") && !one.contains("orphan"));
+
+    let two = page_xml(&app, 2).await;
+    assert!(
+        root(&two).contains(XHTML) && !root(&two).contains(IMAGE),
+        "{two}"
+    );
+    assert!(two.contains(
+        "<url><loc>https://www.example.com/p/110</loc>\
+         <xhtml:link rel=\"alternate\" hreflang=\"en-GB\" href=\"https://www.example.com/p/110\"/>\
+         <xhtml:link rel=\"alternate\" hreflang=\"fr\" href=\"https://www.example.fr/p/110\"/>\
+         <xhtml:link rel=\"alternate\" hreflang=\"x-default\" href=\"https://www.example.com/p/110\"/></url>"
+    ), "{two}");
+    assert!(two.contains("<url><loc>https://www.example.com/p/120</loc></url>"));
+
+    let three = page_xml(&app, 3).await;
+    assert!(!three.contains("xmlns:xhtml") && !three.contains("xmlns:image"));
+
+    // Bad extension rows are counted, and cost their entries nothing.
+    assert_eq!(
+        app.all_locs()
+            .await
+            .iter()
+            .filter(|l| l.contains("/p/"))
+            .count(),
+        30
+    );
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(metrics.contains("reason=\"invalid_image\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("reason=\"invalid_alternate\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn the_plain_and_text_forms_agree_with_the_gzip_file() {
+    let (_db, app) = site_with_extensions().await;
+    let gz = page_xml(&app, 1).await;
+    let plain = app.get("/sitemap-1.xml").await.text().await.unwrap();
+    assert_eq!(plain, gz);
+    let text = app.get("/sitemap-1.txt").await.text().await.unwrap();
+    let expected: Vec<String> = (1..=10).map(|i| format!("{BASE}p/{}", i * 10)).collect();
+    assert_eq!(text.lines().collect::<Vec<_>>(), expected);
+}
+
+#[tokio::test]
+async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there() {
+    let (db, app) = site_with_extensions().await;
+    let etag = |no: i64| {
+        let app = &app;
+        async move { header(&app.get(&format!("/sitemap-{no}.xml.gz")).await, "etag").to_string() }
+    };
+    let before = [etag(1).await, etag(2).await, etag(3).await];
+    db.exec("INSERT INTO sitemap_images (entry_id, loc) VALUES (250, 'https://cdn.example.net/new.jpg')")
+        .await;
+    let mut now = before[2].clone();
+    for _ in 0..200 {
+        now = etag(3).await;
+        if now != before[2] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(
+        now, before[2],
+        "the image table's trigger reaches the service"
+    );
+    assert_eq!(
+        [etag(1).await, etag(2).await],
+        [before[0].clone(), before[1].clone()]
+    );
+    let three = page_xml(&app, 3).await;
+    assert!(root(&three).contains(IMAGE));
+    assert!(three.contains("<image:loc>https://cdn.example.net/new.jpg</image:loc>"));
+}
+
+#[tokio::test]
+async fn extension_bytes_count_toward_the_size_limit() {
+    // 30 entries with 1,000 images of about 2 KB each: about 62 MB of XML, more than one file
+    // may hold although 30 URLs are far below the count limit.
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec(
+        "INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i FROM generate_series(1, 30) i;
+         INSERT INTO sitemap_images (entry_id, loc)
+           SELECT e, 'https://cdn.example.net/' || e || '/' || n || '/' || repeat('x', 2000)
+           FROM generate_series(1, 30) e, generate_series(1, 1000) n;",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[]).await;
+    let snapshot = app.app.site.snapshot();
+    assert!(snapshot.layout.0.len() >= 2, "split by bytes");
+    let mut urls = 0;
+    for page in &snapshot.layout.0 {
+        let xml = page_xml(&app, page.no).await;
+        assert!(
+            xml.len() <= 52_428_800,
+            "file {} is {} bytes",
+            page.no,
+            xml.len()
+        );
+        assert_eq!(page.bytes, xml.len(), "the sweep measured the bytes served");
+        assert_eq!(xml.matches("<image:image>").count(), 1000 * page.urls);
+        urls += page.urls;
+    }
+    assert_eq!(urls, 30);
+}
