@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Prepares what the tests need on a fresh Debian/Ubuntu machine:
 # a PostgreSQL server (the one at TEST_DATABASE_URL, else a local one started or installed
-# here) and xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas.
+# here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
+# and feedparser (Debian package python3-feedparser) for reading feeds back.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,16 @@ ensure_xmllint() {
   apt_install libxml2-utils || die "xmllint is missing: install it (Debian: apt-get install libxml2-utils)"
 }
 
+# Feeds are read back by an independent parser: Python's feedparser (Debian: python3-feedparser).
+ensure_feedparser() {
+  /usr/bin/python3 -c 'import feedparser' >/dev/null 2>&1 && return 0
+  python3 -c 'import feedparser' >/dev/null 2>&1 && export FEED_PYTHON=python3 && return 0
+  apt_install python3-feedparser && return 0
+  python3 -m pip install --quiet feedparser && export FEED_PYTHON=python3 && return 0
+  die "feedparser is missing: install it (Debian: apt-get install python3-feedparser, or pip install feedparser)"
+}
+
 ensure_postgres
 ensure_xmllint
+ensure_feedparser
 cargo test --all-targets "$@"

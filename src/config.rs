@@ -197,6 +197,8 @@ pub struct Config {
     pub request_timeout: Duration,
     pub statement_timeout: Duration,
     pub max_concurrent_requests: usize,
+    /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
+    pub feed_size: usize,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -321,6 +323,13 @@ impl Config {
                         .ok()
                         .filter(|n| (1..=100_000).contains(n))
                 },
+            )?,
+            feed_size: parse_with(
+                vars,
+                "SITEMAP_FEED_SIZE",
+                "100",
+                "an integer from 0 (no feeds) to 10000",
+                |v| v.parse::<usize>().ok().filter(|n| *n <= 10_000),
             )?,
         })
     }

@@ -25,6 +25,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod feed;
 pub mod http;
 pub mod metrics;
 pub mod pages;

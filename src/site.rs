@@ -17,6 +17,7 @@ use futures::StreamExt;
 use tokio::sync::Mutex;
 
 use crate::config::{BaseUrl, Config};
+use crate::feed::{FeedEntry, FeedSite, ATOM_FILE, RSS_FILE};
 use crate::pages::{apply_scan, Layout, Measure, Page};
 use crate::sitemap::{
     DocumentStyle, EntryRules, Fingerprint, Namespaces, SkipCounts, MAX_SITEMAPS_PER_INDEX,
@@ -42,6 +43,28 @@ pub struct Snapshot {
     pub index_gz: OnceLock<Bytes>,
     pub robots: Validators,
     pub robots_body: Bytes,
+    /// The Atom and RSS feeds, unless SITEMAP_FEED_SIZE is 0.
+    pub feeds: Option<Feeds>,
+}
+
+/// A small whole document kept in memory, with its gzip form made on first request.
+#[derive(Debug, Clone)]
+pub struct SmallDoc {
+    pub body: Bytes,
+    pub gz: OnceLock<Bytes>,
+    pub validators: Validators,
+}
+
+#[derive(Debug, Clone)]
+pub struct Feeds {
+    pub atom: SmallDoc,
+    pub rss: SmallDoc,
+}
+
+/// Feed bodies read by a sweep, before their validators are settled.
+struct FeedBodies {
+    atom: Bytes,
+    rss: Bytes,
 }
 
 impl Snapshot {
@@ -93,6 +116,7 @@ pub struct Site {
     pub rules: EntryRules,
     pub style: DocumentStyle,
     pub page_size: usize,
+    pub feed_size: usize,
     pub source: String,
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -131,6 +155,7 @@ impl Site {
                 changed_at: now,
             },
             robots_body,
+            feeds: None,
             layout,
         };
         let site = Arc::new(Self {
@@ -139,6 +164,7 @@ impl Site {
             rules,
             style,
             page_size: config.page_size,
+            feed_size: config.feed_size,
             source: config.source.clone(),
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
@@ -180,6 +206,19 @@ impl Site {
                 INDEX_FILE => next.index = v,
                 // robots.txt comes from this process's template: only its history is taken.
                 ROBOTS_FILE if v.fingerprint == next.robots.fingerprint => next.robots = v,
+                // Feeds too: their bodies are read by this process's sweeps.
+                ATOM_FILE | RSS_FILE => {
+                    if let Some(feeds) = next.feeds.as_mut() {
+                        let doc = if f.name == ATOM_FILE {
+                            &mut feeds.atom
+                        } else {
+                            &mut feeds.rss
+                        };
+                        if doc.validators.fingerprint == v.fingerprint {
+                            doc.validators = v;
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -205,11 +244,16 @@ impl Site {
                 page_size: self.page_size,
             };
             let scanned = measure.scan(&self.store, &current.layout, &indexes).await?;
+            let feeds = self.read_feeds().await?;
             let now = Utc::now().timestamp();
             let proposed = apply_scan(&current.layout, scanned, &self.style, now);
             let started_from = current.layout.boundaries();
             let measured = proposed.clone();
-            let robots_fp = current.robots.fingerprint;
+            let mut whole_files = vec![(ROBOTS_FILE, current.robots.fingerprint)];
+            if let Some(feeds) = &feeds {
+                whole_files.push((ATOM_FILE, Fingerprint::of(&feeds.atom)));
+                whole_files.push((RSS_FILE, Fingerprint::of(&feeds.rss)));
+            }
             let (style, base) = (self.style.clone(), self.base.clone());
             let saved = self
                 .store
@@ -217,7 +261,7 @@ impl Site {
                     settle(
                         &started_from,
                         proposed,
-                        robots_fp,
+                        &whole_files,
                         &style,
                         &base,
                         stored_pages,
@@ -228,7 +272,7 @@ impl Site {
                 .await?;
             match saved {
                 Some((pages, files)) => {
-                    self.install_saved(&current, &measured, &pages, &files);
+                    self.install_saved(&current, &measured, &pages, &files, feeds);
                     self.report_skips(&current);
                     return Ok(());
                 }
@@ -241,6 +285,31 @@ impl Site {
         }
         tracing::warn!("sweep gave up after repeated concurrent changes; the next one retries");
         Ok(())
+    }
+
+    /// The feeds' bodies as the database holds them now: the most recently modified entries
+    /// that would be served (rows are read with some slack for those that are skipped).
+    async fn read_feeds(&self) -> Result<Option<FeedBodies>, StoreError> {
+        if self.feed_size == 0 {
+            return Ok(None);
+        }
+        let rows = self.store.recent(self.feed_size as i64 * 2 + 50).await?;
+        let entries: Vec<FeedEntry> = rows
+            .iter()
+            .filter_map(|raw| {
+                let entry = self.rules.accept(raw).ok()?;
+                Some(FeedEntry {
+                    updated: entry.lastmod?.at(),
+                    loc: entry.loc,
+                })
+            })
+            .take(self.feed_size)
+            .collect();
+        let site = FeedSite { base: &self.base };
+        Ok(Some(FeedBodies {
+            atom: Bytes::from(site.atom(&entries)),
+            rss: Bytes::from(site.rss(&entries)),
+        }))
     }
 
     /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.
@@ -262,6 +331,7 @@ impl Site {
         measured: &Layout,
         pages: &[PageRecord],
         files: &[FileRecord],
+        feeds: Option<FeedBodies>,
     ) {
         let layout = keep_skip_counts(
             Layout(pages.iter().map(page_from_record).collect()),
@@ -279,12 +349,28 @@ impl Site {
                 })
                 .unwrap_or(fallback)
         };
+        let doc = |name: &str, body: Bytes| SmallDoc {
+            validators: validators(
+                name,
+                Validators {
+                    fingerprint: Fingerprint::of(&body),
+                    changed_at: Utc::now().timestamp(),
+                },
+            ),
+            body,
+            gz: OnceLock::new(),
+        };
+        let feeds = feeds.map(|f| Feeds {
+            atom: doc(ATOM_FILE, f.atom),
+            rss: doc(RSS_FILE, f.rss),
+        });
         self.install(Snapshot {
             index: validators(INDEX_FILE, previous.index),
             robots: validators(ROBOTS_FILE, previous.robots),
             robots_body: previous.robots_body.clone(),
             index_doc,
             index_gz: OnceLock::new(),
+            feeds,
             layout,
         });
     }
@@ -325,7 +411,7 @@ impl Site {
 fn settle(
     started_from: &[(i64, i64)],
     mut proposed: Layout,
-    robots_fp: Fingerprint,
+    whole_files: &[(&str, Fingerprint)],
     style: &DocumentStyle,
     base: &BaseUrl,
     stored_pages: Vec<PageRecord>,
@@ -360,10 +446,9 @@ fn settle(
             ),
         }
     };
-    let files = vec![
-        file(INDEX_FILE, Fingerprint::of(&index_doc)),
-        file(ROBOTS_FILE, robots_fp),
-    ];
+    let files = std::iter::once(file(INDEX_FILE, Fingerprint::of(&index_doc)))
+        .chain(whole_files.iter().map(|(name, fp)| file(name, *fp)))
+        .collect();
     Some((proposed.0.iter().map(page_to_record).collect(), files))
 }
 

@@ -31,13 +31,15 @@ use crate::cache::{Flight, Lookup, PageCache, PageKey};
 use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::render;
-use crate::site::{ServedPage, Site, Snapshot, Validators};
+use crate::site::{ServedPage, Site, SmallDoc, Snapshot, Validators};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use routes::{route, Route};
 
 const XML: &str = "application/xml; charset=utf-8";
 const TEXT: &str = "text/plain; charset=utf-8";
 const GZIP: &str = "application/gzip";
+const ATOM: &str = "application/atom+xml; charset=utf-8";
+const RSS: &str = "application/rss+xml; charset=utf-8";
 
 /// Everything a handler needs; built once at start.
 pub struct App {
@@ -167,6 +169,13 @@ impl App {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
             }
             Route::Index => index_document(&snapshot, headers),
+            Route::FeedAtom | Route::FeedRss => {
+                let feeds = snapshot.feeds.as_ref().ok_or(HttpError::NotFound)?;
+                match route {
+                    Route::FeedAtom => small_document(ATOM, &feeds.atom, headers),
+                    _ => small_document(RSS, &feeds.rss, headers),
+                }
+            }
             Route::Sitemap => match snapshot.single_page() {
                 Some(only) => page_document(only, PageForm::Negotiated(accepts_gzip(headers))),
                 None => index_document(&snapshot, headers),
@@ -394,6 +403,19 @@ fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
         snapshot.index_doc.clone()
     };
     let mut document = Document::bytes(XML, snapshot.index, body, gzip.then_some("gzip"));
+    document.vary = true;
+    document
+}
+
+/// A small in-memory document, gzip-encoded when the client accepts it.
+fn small_document(content_type: &'static str, doc: &SmallDoc, headers: &HeaderMap) -> Document {
+    let gzip = accepts_gzip(headers);
+    let body = if gzip {
+        doc.gz.get_or_init(|| render::gzip(&doc.body)).clone()
+    } else {
+        doc.body.clone()
+    };
+    let mut document = Document::bytes(content_type, doc.validators, body, gzip.then_some("gzip"));
     document.vary = true;
     document
 }

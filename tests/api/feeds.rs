@@ -1,0 +1,167 @@
+//! Feeds of recent changes, read back by an independent parser (Python's feedparser).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::helpers::*;
+
+/// What feedparser understood of `body`; panics with its complaints if the feed is not valid.
+fn parse_feed(body: &[u8]) -> Value {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), body).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parsers/feed.py");
+    // Debian's python3-feedparser lives with /usr/bin/python3, whatever else is on PATH.
+    let python = std::env::var("FEED_PYTHON").unwrap_or_else(|_| {
+        if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        }
+        .into()
+    });
+    let out = Command::new(python)
+        .arg(script)
+        .arg(file.path())
+        .output()
+        .expect("python3 with feedparser (Debian: python3-feedparser) must be installed; ./scripts/test.sh installs it");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "feedparser: {stdout}{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(body)
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// 150 entries modified one minute apart (id 1 oldest), a few without lastmod, one out of scope.
+async fn site_with_history(feed_size: &str) -> (TestDb, TestApp) {
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec(
+        "INSERT INTO sitemap_entries (id, loc, lastmod)
+           SELECT i, '/news/' || i || '?a=1&b=café',
+                  timestamptz '2024-05-01 12:00:00+00' + i * interval '1 minute'
+           FROM generate_series(1, 150) i;
+         INSERT INTO sitemap_entries (id, loc, lastmod) VALUES
+           (151, '/undated', NULL),
+           (152, 'https://elsewhere.example.org/x', '2030-01-01 00:00:00+00');",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", feed_size)]).await;
+    (db, app)
+}
+
+#[tokio::test]
+async fn the_feeds_list_the_most_recently_modified_entries_with_their_lastmod() {
+    let (_db, app) = site_with_history("20").await;
+    for (path, content_type, version) in [
+        (
+            "/feed.atom",
+            "application/atom+xml; charset=utf-8",
+            "atom10",
+        ),
+        ("/feed.rss", "application/rss+xml; charset=utf-8", "rss20"),
+    ] {
+        let resp = app.get(path).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(header(&resp, "content-type"), content_type);
+        let feed = parse_feed(&resp.bytes().await.unwrap());
+        assert_eq!(feed["version"], version);
+        let entries = feed["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 20, "{path}");
+        // Newest first: ids 150, 149, … with their own lastmod; the out-of-scope row is left out.
+        assert_eq!(
+            entries[0]["link"],
+            "https://www.example.com/news/150?a=1&b=caf%C3%A9"
+        );
+        assert_eq!(entries[0]["updated"], "2024-05-01T14:30:00Z");
+        assert_eq!(entries[19]["updated"], "2024-05-01T14:11:00Z");
+        if version == "atom10" {
+            assert_eq!(
+                feed["updated"], "2024-05-01T14:30:00Z",
+                "the newest lastmod"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn feeds_have_validators_and_change_when_an_entry_does() {
+    let (db, app) = site_with_history("20").await;
+    let first = app.get("/feed.atom").await;
+    let etag = header(&first, "etag").to_string();
+    assert_eq!(
+        app.get_with("/feed.atom", &[("if-none-match", &etag)])
+            .await
+            .status(),
+        304
+    );
+    db.exec("UPDATE sitemap_entries SET lastmod = '2024-06-01 00:00:00+00' WHERE id = 3")
+        .await;
+    let mut now = etag.clone();
+    for _ in 0..200 {
+        now = header(&app.get("/feed.atom").await, "etag").to_string();
+        if now != etag {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(now, etag, "the change reaches the feed");
+    let feed = parse_feed(&app.get("/feed.atom").await.bytes().await.unwrap());
+    assert_eq!(
+        feed["entries"][0]["link"],
+        "https://www.example.com/news/3?a=1&b=caf%C3%A9"
+    );
+}
+
+#[tokio::test]
+async fn a_feed_size_of_zero_turns_the_feeds_off() {
+    let (_db, app) = site_with_history("0").await;
+    assert_eq!(app.get("/feed.atom").await.status(), 404);
+    assert_eq!(app.get("/feed.rss").await.status(), 404);
+}
+
+#[tokio::test]
+async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work_there_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("s.db").display());
+    drop(spawn_app(&url, &[]).await);
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::raw_sql(
+        "INSERT INTO sitemap_entries (id, loc, lastmod) VALUES
+           (1, '/a', '2024-05-01 12:00:00'),
+           (2, '/b', '2024-05-01T13:30:00+02:00'),
+           (3, '/c', '2024-05-01T11:45:00Z'),
+           (4, '/d', NULL);
+         INSERT INTO sitemap_images (entry_id, loc) VALUES (3, 'https://cdn.example.net/c.jpg');",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let app = spawn_app(&url, &[]).await;
+    let feed = parse_feed(&app.get("/feed.rss").await.bytes().await.unwrap());
+    let links: Vec<&str> = feed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["link"].as_str().unwrap())
+        .collect();
+    // 12:00Z, then 11:45Z, then 13:30+02:00 = 11:30Z.
+    assert_eq!(
+        links,
+        [
+            "https://www.example.com/a",
+            "https://www.example.com/c",
+            "https://www.example.com/b"
+        ]
+    );
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert_valid(&xml, Schema::Urlset);
+    assert!(String::from_utf8(xml)
+        .unwrap()
+        .contains("<image:loc>https://cdn.example.net/c.jpg</image:loc>"));
+}
