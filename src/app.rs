@@ -46,6 +46,13 @@ pub struct ServedRobots {
     pub rules: Arc<RobotsTxt>,
 }
 
+/// Keeps every site current, each in a task of its own, for as long as the process lives.
+pub fn keep_current(app: &App, refresh: std::time::Duration) {
+    for site in &app.sites {
+        tokio::spawn(site.clone().keep_current(refresh));
+    }
+}
+
 /// Renders and validates robots.txt; a template error stops the start with its line number.
 pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
     let template = match &config.robots_template {
@@ -81,14 +88,26 @@ pub fn entry_rules(config: &Config, robots: &ServedRobots) -> EntryRules {
     )
 }
 
-/// Connects, migrates, measures every page once, and returns the HTTP app.
+/// Connects, migrates, measures every page of every site once, and returns the HTTP app.
 pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
-    let robots = served_robots(config)?;
+    // Every template is checked before anything else happens.
+    let mut prepared = Vec::with_capacity(config.sites.len());
+    for site in &config.sites {
+        let config = config.for_site(site);
+        let robots = served_robots(&config)?;
+        prepared.push((config, robots));
+    }
     let store = Store::connect(config).await?;
     store.migrate().await?;
-    let site = Site::open(config, store, entry_rules(config, &robots), robots.body).await?;
+    let mut sites = Vec::with_capacity(prepared.len());
+    for (config, robots) in prepared {
+        let rules = entry_rules(&config, &robots);
+        let store = store.for_source(&config.source);
+        sites.push(Site::open(&config, store, rules, robots.body).await?);
+    }
     Ok(Arc::new(App {
-        site,
+        sites,
+        routed_by_host: config.routed_by_host,
         cache: PageCache::new(config.cache_budget_bytes),
         metrics: Arc::new(Metrics::new()),
         cache_control: HeaderValue::from_str(&config.cache_control)

@@ -129,7 +129,7 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
             reason: e.to_string(),
         })?;
     tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
-    tokio::spawn(app.site.clone().keep_current(config.refresh));
+    app::keep_current(&app, config.refresh);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let limits = http::server::Limits {
         request: config.request_timeout,

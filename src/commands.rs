@@ -25,8 +25,20 @@ pub async fn migrate(config: &Config) -> Result<i32, StartError> {
     Ok(0)
 }
 
-/// Counts entries served and skipped by reason, with examples; exit 1 when anything is wrong.
+/// Counts entries served and skipped by reason, with examples, for every site; exit 1 when
+/// anything is wrong.
 pub async fn check(config: &Config) -> Result<i32, StartError> {
+    let mut worst = 0;
+    for site in &config.sites {
+        if config.sites.len() > 1 {
+            println!("site {}", site.base_url.as_str());
+        }
+        worst = worst.max(check_site(&config.for_site(site)).await?);
+    }
+    Ok(worst)
+}
+
+async fn check_site(config: &Config) -> Result<i32, StartError> {
     let robots = match app::served_robots(config) {
         Ok(robots) => robots,
         Err(e) => {
@@ -117,10 +129,22 @@ fn path_of(url: &str) -> String {
     }
 }
 
-/// Writes what the server serves, byte for byte, for static hosting.
+/// Writes what the server serves, byte for byte, for static hosting: into DIR, or with
+/// SITEMAP_SITES_FILE into DIR/<host> for each site.
 pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
     let app = app::build(config).await?;
-    let site = &app.site;
+    for site in &app.sites {
+        let site_dir = if config.routed_by_host {
+            dir.join(site.base.authority().replace(':', "_"))
+        } else {
+            dir.to_path_buf()
+        };
+        export_site(site, &site_dir).await?;
+    }
+    Ok(0)
+}
+
+async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     let snapshot = site.snapshot();
     let mut progress = Progress::new("pages written");
@@ -142,7 +166,7 @@ pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
         snapshot.layout.0.len(),
         dir.display()
     );
-    Ok(0)
+    Ok(())
 }
 
 async fn render_whole(

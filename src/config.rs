@@ -98,6 +98,30 @@ impl BaseUrl {
     pub fn file_url(&self, file_name: &str) -> String {
         format!("{}{}", self.as_str(), file_name)
     }
+
+    /// Whether a Host header value names this site (any case, with or without the default
+    /// port, a trailing dot allowed).
+    pub fn is_named_by(&self, host: &str) -> bool {
+        let Ok(authority) = host.trim().parse::<axum::http::uri::Authority>() else {
+            return false;
+        };
+        let name = authority.host().trim_end_matches('.');
+        let port_ok = match authority.port_u16() {
+            Some(port) => Some(port) == self.0.port_or_known_default(),
+            None => self.0.port().is_none(),
+        };
+        port_ok && name.eq_ignore_ascii_case(self.0.host_str().unwrap_or_default())
+    }
+
+    /// `host` or `host:port` as a Host header names this site: lower case, without the
+    /// scheme's default port.
+    pub fn authority(&self) -> String {
+        let host = self.0.host_str().unwrap_or_default().to_ascii_lowercase();
+        match self.0.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        }
+    }
 }
 
 /// Which database the service reads.
@@ -199,6 +223,34 @@ pub struct Config {
     pub max_concurrent_requests: usize,
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
+    /// Every site this process serves: one from the variables above, or those of
+    /// SITEMAP_SITES_FILE (then `base_url` and `source` above are the first site's).
+    pub sites: Vec<SiteConfig>,
+    /// Whether requests are routed by their Host header (SITEMAP_SITES_FILE is set).
+    pub routed_by_host: bool,
+}
+
+/// What differs between the sites one process serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteConfig {
+    pub base_url: BaseUrl,
+    pub source: String,
+    pub robots_template: Option<PathBuf>,
+}
+
+/// One `[[site]]` table of SITEMAP_SITES_FILE, as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteEntry {
+    base_url: String,
+    source: Option<String>,
+    robots_template: Option<PathBuf>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SitesFile {
+    site: Vec<SiteEntry>,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -248,11 +300,23 @@ impl Config {
             "a socket address like 127.0.0.1:8080",
             |v| v.parse::<SocketAddr>().ok(),
         )?;
+        let source = source_name(vars)?;
+        let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
+        let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
+        let sites = match &sites_file {
+            Some(path) => read_sites_file(path, &source, robots_template.as_ref())?,
+            None => vec![SiteConfig {
+                base_url: base_url(vars, defaults, bind_addr)?,
+                source: source.clone(),
+                robots_template: robots_template.clone(),
+            }],
+        };
+        let first = sites[0].clone();
         Ok(Self {
-            base_url: base_url(vars, defaults, bind_addr)?,
+            base_url: first.base_url,
             database_url: database_url(vars, defaults)?,
             bind_addr,
-            source: source_name(vars)?,
+            source: first.source,
             page_size: parse_with(
                 vars,
                 "SITEMAP_PAGE_SIZE",
@@ -272,7 +336,7 @@ impl Config {
                 "an integer number of seconds from 1 to 86400",
                 |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
             )?),
-            robots_template: vars.get("ROBOTS_TEMPLATE").map(PathBuf::from),
+            robots_template: first.robots_template,
             environment: parse_with(
                 vars,
                 "SITEMAP_ENV",
@@ -331,7 +395,20 @@ impl Config {
                 "an integer from 0 (no feeds) to 10000",
                 |v| v.parse::<usize>().ok().filter(|n| *n <= 10_000),
             )?,
+            routed_by_host: sites_file.is_some(),
+            sites,
         })
+    }
+
+    /// The configuration of one of [`Config::sites`]: this one with that site's base URL,
+    /// source and robots template.
+    pub fn for_site(&self, site: &SiteConfig) -> Config {
+        Config {
+            base_url: site.base_url.clone(),
+            source: site.source.clone(),
+            robots_template: site.robots_template.clone(),
+            ..self.clone()
+        }
     }
 
     /// Absolute URL of the sitemap index.
@@ -395,11 +472,21 @@ fn database_url(vars: &Vars, defaults: &Defaults) -> Result<DatabaseUrl, ConfigE
     })
 }
 
+const SOURCE_EXPECTED: &str = "a table or view name (letters, digits, _), optionally schema.name";
+
 /// The source is an identifier, optionally schema-qualified; it is quoted when used, and
 /// restricting it to plain identifier characters keeps error messages and logs readable.
 fn source_name(vars: &Vars) -> Result<String, ConfigError> {
     const NAME: &str = "SITEMAP_SOURCE";
     let value = vars.get(NAME).unwrap_or("sitemap_entries").trim();
+    if is_source_name(value) {
+        Ok(value.to_string())
+    } else {
+        Err(ConfigError::new(NAME, value, SOURCE_EXPECTED))
+    }
+}
+
+fn is_source_name(value: &str) -> bool {
     let valid_part = |p: &str| {
         !p.is_empty()
             && p.len() <= 63
@@ -407,15 +494,61 @@ fn source_name(vars: &Vars) -> Result<String, ConfigError> {
             && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
     let parts: Vec<&str> = value.split('.').collect();
-    if parts.len() <= 2 && parts.iter().all(|p| valid_part(p)) {
-        Ok(value.to_string())
-    } else {
-        Err(ConfigError::new(
-            NAME,
-            value,
-            "a table or view name (letters, digits, _), optionally schema.name",
+    parts.len() <= 2 && parts.iter().all(|p| valid_part(p))
+}
+
+/// Reads SITEMAP_SITES_FILE: `[[site]]` tables with `base_url`, optional `source` and
+/// `robots_template` (defaulting to SITEMAP_SOURCE and ROBOTS_TEMPLATE). One site per host,
+/// since requests are told apart by their Host header and robots.txt is one file per host.
+fn read_sites_file(
+    path: &PathBuf,
+    default_source: &str,
+    default_template: Option<&PathBuf>,
+) -> Result<Vec<SiteConfig>, ConfigError> {
+    let shown = path.display().to_string();
+    let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it ({e})")))?;
+    let file: SitesFile = toml::from_str(&text).map_err(|e| {
+        let message = e.message().to_string();
+        fail(format!(
+            "a TOML file of [[site]] tables with base_url, source, robots_template ({message})"
         ))
+    })?;
+    if file.site.is_empty() {
+        return Err(fail("at least one [[site]] table".into()));
     }
+    let mut sites: Vec<SiteConfig> = Vec::with_capacity(file.site.len());
+    for (n, entry) in file.site.into_iter().enumerate() {
+        let n = n + 1;
+        let base_url = BaseUrl::parse(&entry.base_url).map_err(|e| {
+            fail(format!(
+                "site {n}: base_url {:?} must be {e}",
+                entry.base_url
+            ))
+        })?;
+        let source = entry.source.unwrap_or_else(|| default_source.to_string());
+        if !is_source_name(&source) {
+            return Err(fail(format!(
+                "site {n}: source {source:?} must be {SOURCE_EXPECTED}"
+            )));
+        }
+        if let Some(other) = sites
+            .iter()
+            .position(|s| s.base_url.authority() == base_url.authority())
+        {
+            return Err(fail(format!(
+                "site {n}: {} has the host of site {}; one site per host",
+                base_url.as_str(),
+                other + 1
+            )));
+        }
+        sites.push(SiteConfig {
+            base_url,
+            source,
+            robots_template: entry.robots_template.or_else(|| default_template.cloned()),
+        });
+    }
+    Ok(sites)
 }
 
 fn cache_control(vars: &Vars) -> Result<String, ConfigError> {

@@ -43,7 +43,10 @@ const RSS: &str = "application/rss+xml; charset=utf-8";
 
 /// Everything a handler needs; built once at start.
 pub struct App {
-    pub site: Arc<Site>,
+    /// The sites served: one, or those of SITEMAP_SITES_FILE.
+    pub sites: Vec<Arc<Site>>,
+    /// Whether a request's Host header chooses its site (else the one site answers any Host).
+    pub routed_by_host: bool,
     pub cache: PageCache,
     pub metrics: Arc<Metrics>,
     pub cache_control: HeaderValue,
@@ -71,14 +74,19 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let route = route(&path, app.site.base.path());
+    let site = app.site_for(request.headers()).cloned();
+    let route = match &site {
+        Some(site) => route(&path, site.base.path()),
+        // Another host: nothing of any site, only the operational endpoints.
+        None => route(&path, "/").filter(|r| !r.is_document()),
+    };
     let mut response = match route {
         None => HttpError::NotFound.into_response(),
         Some(_) if method != Method::GET && method != Method::HEAD => {
             HttpError::MethodNotAllowed.into_response()
         }
         Some(route) => match app
-            .answer(route, request.headers(), method == Method::HEAD)
+            .answer(site, route, request.headers(), method == Method::HEAD)
             .await
         {
             Ok(response) => response,
@@ -154,17 +162,38 @@ enum DocumentBody {
 }
 
 impl App {
+    /// The first (or only) site.
+    pub fn site(&self) -> &Arc<Site> {
+        &self.sites[0]
+    }
+
+    /// The site a request is for: the one whose host its Host header names, or the only site
+    /// when requests are not routed by host. URLs in bodies still come from configuration.
+    fn site_for(&self, headers: &HeaderMap) -> Option<&Arc<Site>> {
+        if !self.routed_by_host {
+            return self.sites.first();
+        }
+        let host = headers.get(header::HOST)?.to_str().ok()?;
+        self.sites.iter().find(|site| site.base.is_named_by(host))
+    }
+
     async fn answer(
         self: &Arc<Self>,
+        site: Option<Arc<Site>>,
         route: Route,
         headers: &HeaderMap,
         head: bool,
     ) -> Result<Response, HttpError> {
-        let snapshot = self.site.snapshot();
-        let document = match route {
+        match route {
             Route::Health => return Ok((StatusCode::OK, "ok\n").into_response()),
             Route::Ready => return Ok(self.readiness().await),
-            Route::Metrics => return Ok(self.metrics_text(&snapshot)),
+            Route::Metrics => return Ok(self.metrics_text()),
+            _ => {}
+        }
+        let site = site.ok_or(HttpError::NotFound)?;
+        let snapshot = site.snapshot();
+        let document = match route {
+            Route::Health | Route::Ready | Route::Metrics => return Err(HttpError::NotFound),
             Route::Robots => {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
             }
@@ -214,7 +243,7 @@ impl App {
         if let Some(encoding) = document.encoding {
             response = response.header(header::CONTENT_ENCODING, encoding);
         }
-        let (body, len) = self.body(document.body, head).await?;
+        let (body, len) = self.body(&site, document.body, head).await?;
         if let Some(len) = len {
             response = response.header(header::CONTENT_LENGTH, len);
         }
@@ -224,6 +253,7 @@ impl App {
     /// The body and, when known in advance, its length. HEAD never renders.
     async fn body(
         self: &Arc<Self>,
+        site: &Arc<Site>,
         body: DocumentBody,
         head: bool,
     ) -> Result<(Body, Option<usize>), HttpError> {
@@ -247,11 +277,14 @@ impl App {
                 ))
             }
             DocumentBody::Text(served) => {
-                return Ok((Body::from_stream(self.render_text(served).await?), None))
+                return Ok((
+                    Body::from_stream(self.render_text(site, served).await?),
+                    None,
+                ))
             }
         };
         let key = PageKey {
-            site: self.site.key.as_str().into(),
+            site: site.key.as_str().into(),
             page_no: page.page.no,
             fingerprint: page.page.fingerprint,
         };
@@ -268,7 +301,7 @@ impl App {
             }
             Lookup::Flight { flight, started } => {
                 if started {
-                    self.start_render(key, page, flight.clone());
+                    self.start_render(site.clone(), key, page, flight.clone());
                 }
                 (first_chunk_or_unavailable(flight.follow()).await?, None)
             }
@@ -284,25 +317,30 @@ impl App {
     /// a slow client slows the render instead of growing memory.
     async fn render_text(
         self: &Arc<Self>,
+        site: &Arc<Site>,
         served: ServedPage,
     ) -> Result<BoxStream<'static, io::Result<Bytes>>, HttpError> {
         let (tx, rx) = futures::channel::mpsc::channel(2);
-        let app = self.clone();
+        let site = site.clone();
         self.metrics.renders.inc();
-        tokio::spawn(
-            async move { render::page_text(&app.site, &served.page, served.range, tx).await },
-        );
+        tokio::spawn(async move { render::page_text(&site, &served.page, served.range, tx).await });
         first_chunk_or_unavailable(rx.boxed()).await
     }
 
     /// Renders a page in a task of its own, so followers keep streaming if the first client leaves.
-    fn start_render(self: &Arc<Self>, key: PageKey, served: ServedPage, flight: Arc<Flight>) {
+    fn start_render(
+        self: &Arc<Self>,
+        site: Arc<Site>,
+        key: PageKey,
+        served: ServedPage,
+        flight: Arc<Flight>,
+    ) {
         let app = self.clone();
         tokio::spawn(async move {
             app.metrics.renders.inc();
             let started = Instant::now();
             let ServedPage { page, range } = served;
-            let result = render::page_gz(&app.site, &page, range, |chunk| flight.push(chunk)).await;
+            let result = render::page_gz(&site, &page, range, |chunk| flight.push(chunk)).await;
             app.metrics
                 .render_seconds
                 .observe(started.elapsed().as_secs_f64());
@@ -313,7 +351,6 @@ impl App {
                     app.cache.land(&key, Some(current));
                     if !current {
                         // The rows changed since the last sweep: let the sweep catch up.
-                        let site = app.site.clone();
                         tokio::spawn(
                             async move { site.sweep(crate::store::Change::Ids(range)).await },
                         );
@@ -329,7 +366,7 @@ impl App {
     }
 
     async fn readiness(&self) -> Response {
-        match self.site.store.ready().await {
+        match self.site().store.ready().await {
             Ok(()) => (StatusCode::OK, "ready\n").into_response(),
             Err(e) => {
                 self.metrics.database_errors.inc();
@@ -338,9 +375,14 @@ impl App {
         }
     }
 
-    fn metrics_text(&self, snapshot: &Snapshot) -> Response {
-        self.metrics
-            .record_entries(snapshot.served(), &snapshot.skipped());
+    fn metrics_text(&self) -> Response {
+        let (mut served, mut skipped) = (0, crate::sitemap::SkipCounts::default());
+        for site in &self.sites {
+            let snapshot = site.snapshot();
+            served += snapshot.served();
+            skipped.merge(&snapshot.skipped());
+        }
+        self.metrics.record_entries(served, &skipped);
         let body = self.metrics.encode();
         (
             [(

@@ -158,6 +158,14 @@ impl Store {
         each!(self, s => s.migrate().await)
     }
 
+    /// The same database (and connection pool) read from another source table or view.
+    pub fn for_source(&self, source: &str) -> Store {
+        match self {
+            Store::Postgres(s) => Store::Postgres(s.for_source(source)),
+            Store::Sqlite(s) => Store::Sqlite(s.for_source(source)),
+        }
+    }
+
     /// Entries with ids in `range`, in id order, streamed, each with its rows of the extension
     /// tables `wanted` names. Runs without extension rows read the source alone, in one query.
     pub fn entries(

@@ -72,6 +72,13 @@ impl PgStore {
         })
     }
 
+    pub fn for_source(&self, source: &str) -> Self {
+        Self {
+            pool: self.pool.clone(),
+            queries: std::sync::Arc::new(Queries::new(source)),
+        }
+    }
+
     pub async fn migrate(&self) -> Result<(), StoreError> {
         MIGRATOR.run(&self.pool).await?;
         Ok(())

@@ -152,7 +152,7 @@ async fn extension_bytes_count_toward_the_size_limit() {
     )
     .await;
     let app = spawn_app(&db.url, &[]).await;
-    let snapshot = app.app.site.snapshot();
+    let snapshot = app.app.site().snapshot();
     assert!(snapshot.layout.0.len() >= 2, "split by bytes");
     let mut urls = 0;
     for page in &snapshot.layout.0 {

@@ -116,7 +116,7 @@ pub async fn spawn_app(database_url: &str, vars: &[(&str, &str)]) -> TestApp {
     let app = sitemapd::app::build(&config).await.expect("build app");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(app.site.clone().keep_current(config.refresh));
+    sitemapd::app::keep_current(&app, config.refresh);
     let server_app = app.clone();
     let server = tokio::spawn(async move {
         let _ = sitemapd::http::serve(
@@ -156,7 +156,7 @@ impl TestApp {
     /// Re-measures everything now, as the background sweep would after a change.
     pub async fn sweep(&self) {
         self.app
-            .site
+            .site()
             .sweep(Change::Everything)
             .await
             .expect("sweep");

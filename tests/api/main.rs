@@ -7,6 +7,7 @@ mod extensions;
 mod feeds;
 mod helpers;
 mod hostile;
+mod hosts;
 mod operations;
 mod outage;
 mod requests;
