@@ -154,10 +154,10 @@ async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
         write(&dir.join(page_file_name(page.no)), &bytes)?;
         progress.tick(i as u64 + 1);
     }
-    write(&dir.join("sitemap_index.xml"), &snapshot.index_doc)?;
+    write(&dir.join("sitemap_index.xml"), &snapshot.index.body)?;
     let sitemap_xml = match snapshot.single_page() {
         Some(only) => gunzip(&render_whole(site, &only.page, only.range).await?),
-        None => snapshot.index_doc.to_vec(),
+        None => snapshot.index.body.to_vec(),
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;
     write(&dir.join("robots.txt"), &snapshot.robots_body)?;

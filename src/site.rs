@@ -36,11 +36,8 @@ pub struct Validators {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub layout: Layout,
-    pub index: Validators,
     /// The sitemap index document, built once per sweep (it is small).
-    pub index_doc: Bytes,
-    /// Its gzip form, made on first request.
-    pub index_gz: OnceLock<Bytes>,
+    pub index: SmallDoc,
     pub robots: Validators,
     pub robots_body: Bytes,
     /// The Atom and RSS feeds, unless SITEMAP_FEED_SIZE is 0.
@@ -144,12 +141,14 @@ impl Site {
         let layout = Layout::empty(&style, now);
         let index_doc = index_document(&style, &config.base_url, &layout);
         let snapshot = Snapshot {
-            index: Validators {
-                fingerprint: Fingerprint::of(&index_doc),
-                changed_at: now,
+            index: SmallDoc {
+                validators: Validators {
+                    fingerprint: Fingerprint::of(&index_doc),
+                    changed_at: now,
+                },
+                body: index_doc,
+                gz: OnceLock::new(),
             },
-            index_doc,
-            index_gz: OnceLock::new(),
             robots: Validators {
                 fingerprint: Fingerprint::of(&robots_body),
                 changed_at: now,
@@ -203,7 +202,7 @@ impl Site {
                 changed_at: f.changed_at,
             };
             match f.name.as_str() {
-                INDEX_FILE => next.index = v,
+                INDEX_FILE => next.index.validators = v,
                 // robots.txt comes from this process's template: only its history is taken.
                 ROBOTS_FILE if v.fingerprint == next.robots.fingerprint => next.robots = v,
                 // Feeds too: their bodies are read by this process's sweeps.
@@ -222,8 +221,8 @@ impl Site {
                 _ => {}
             }
         }
-        next.index_doc = index_document(&self.style, &self.base, &next.layout);
-        next.index_gz = OnceLock::new();
+        next.index.body = index_document(&self.style, &self.base, &next.layout);
+        next.index.gz = OnceLock::new();
         self.install(next);
         Ok(())
     }
@@ -365,11 +364,13 @@ impl Site {
             rss: doc(RSS_FILE, f.rss),
         });
         self.install(Snapshot {
-            index: validators(INDEX_FILE, previous.index),
+            index: SmallDoc {
+                validators: validators(INDEX_FILE, previous.index.validators),
+                body: index_doc,
+                gz: OnceLock::new(),
+            },
             robots: validators(ROBOTS_FILE, previous.robots),
             robots_body: previous.robots_body.clone(),
-            index_doc,
-            index_gz: OnceLock::new(),
             feeds,
             layout,
         });

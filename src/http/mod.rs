@@ -31,7 +31,7 @@ use crate::cache::{Flight, Lookup, PageCache, PageKey};
 use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::render;
-use crate::site::{ServedPage, Site, SmallDoc, Snapshot, Validators};
+use crate::site::{ServedPage, Site, SmallDoc, Validators};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use routes::{route, Route};
 
@@ -197,7 +197,7 @@ impl App {
             Route::Robots => {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
             }
-            Route::Index => index_document(&snapshot, headers),
+            Route::Index => small_document(XML, &snapshot.index, headers),
             Route::FeedAtom | Route::FeedRss => {
                 let feeds = snapshot.feeds.as_ref().ok_or(HttpError::NotFound)?;
                 match route {
@@ -207,7 +207,7 @@ impl App {
             }
             Route::Sitemap => match snapshot.single_page() {
                 Some(only) => page_document(only, PageForm::Negotiated(accepts_gzip(headers))),
-                None => index_document(&snapshot, headers),
+                None => small_document(XML, &snapshot.index, headers),
             },
             Route::PageTxt(no) => text_document(snapshot.page(no).ok_or(HttpError::NotFound)?),
             Route::SitemapTxt => text_document(snapshot.single_page().ok_or(HttpError::NotFound)?),
@@ -432,21 +432,6 @@ impl Document {
             body: DocumentBody::Bytes(body),
         }
     }
-}
-
-fn index_document(snapshot: &Snapshot, headers: &HeaderMap) -> Document {
-    let gzip = accepts_gzip(headers);
-    let body = if gzip {
-        snapshot
-            .index_gz
-            .get_or_init(|| render::gzip(&snapshot.index_doc))
-            .clone()
-    } else {
-        snapshot.index_doc.clone()
-    };
-    let mut document = Document::bytes(XML, snapshot.index, body, gzip.then_some("gzip"));
-    document.vary = true;
-    document
 }
 
 /// A small in-memory document, gzip-encoded when the client accepts it.
