@@ -311,6 +311,8 @@ pub async fn run<O: Outbox>(
             },
         }
     }
+    // Closed before `done` fires, so a submit after the shutdown returns errs at once.
+    commands.close();
     for drain in drains {
         let _ = drain.done.send(());
     }
@@ -339,13 +341,13 @@ fn settle<O: Outbox>(
     let target = O::TARGET;
     match attempt {
         Attempt::Delivered => {
-            tracing::info!(target: "sitemapd::notify", %target, "sent {what}");
+            tracing::info!(target: "sitemapd::notify", destination = target, "sent {what}");
             outbox.delivered(&tracked.batch);
             None
         }
         Attempt::Rejected { reason } => {
             outbox.attempt_failed();
-            tracing::warn!(target: "sitemapd::notify", %target, reason = ?reason, "{what} refused; not retrying");
+            tracing::warn!(target: "sitemapd::notify", destination = target, reason = ?reason, "{what} refused; not retrying");
             outbox.dropped(&tracked.batch);
             None
         }
@@ -356,7 +358,7 @@ fn settle<O: Outbox>(
             outbox.attempt_failed();
             if tracked.attempts >= policy.max_attempts {
                 tracing::error!(
-                    target: "sitemapd::notify", %target, reason = ?reason, attempts = tracked.attempts,
+                    target: "sitemapd::notify", destination = target, reason = ?reason, attempts = tracked.attempts,
                     "{what} dropped: out of attempts"
                 );
                 outbox.dropped(&tracked.batch);
@@ -364,7 +366,7 @@ fn settle<O: Outbox>(
             }
             let delay = policy.backoff.delay(tracked.attempts, retry_after);
             tracing::warn!(
-                target: "sitemapd::notify", %target, reason = ?reason, attempt = tracked.attempts,
+                target: "sitemapd::notify", destination = target, reason = ?reason, attempt = tracked.attempts,
                 retry_in_secs = delay.as_secs_f64(), "{what} failed; will retry"
             );
             schedule.backed_off_until = Instant::now() + delay;
@@ -382,12 +384,12 @@ fn give_up_draining<O: Outbox>(
         .into_iter()
         .chain(in_flight.map(|(tracked, _)| tracked));
     for tracked in unsent {
-        tracing::warn!(target: "sitemapd::notify", target = O::TARGET, "{} dropped at shutdown", outbox.describe(&tracked.batch));
+        tracing::warn!(target: "sitemapd::notify", destination = O::TARGET, "{} dropped at shutdown", outbox.describe(&tracked.batch));
         outbox.dropped(&tracked.batch);
     }
     let pending = outbox.drop_pending();
     if pending > 0 {
-        tracing::warn!(target: "sitemapd::notify", target = O::TARGET, pending, "shutdown deadline passed; pending notifications dropped");
+        tracing::warn!(target: "sitemapd::notify", destination = O::TARGET, pending, "shutdown deadline passed; pending notifications dropped");
     }
 }
 

@@ -5,6 +5,7 @@ mod caching;
 mod cli;
 mod helpers;
 mod hostile;
+mod notify;
 mod operations;
 mod outage;
 mod requests;
