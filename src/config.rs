@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::notify::{IndexNowKey, PingTemplate};
 use crate::robots::Environment;
 
 /// Most URLs one sitemap file may hold (sitemaps.org).
@@ -87,6 +88,11 @@ impl BaseUrl {
     /// The base as text, always ending with `/`.
     pub fn as_str(&self) -> &str {
         self.0.as_str()
+    }
+
+    /// The host name (parse guarantees there is one).
+    pub fn host(&self) -> &str {
+        self.0.host_str().unwrap_or_default()
     }
 
     /// The mount path, e.g. `/` or `/catalog/`.
@@ -221,6 +227,8 @@ pub struct Config {
     pub request_timeout: Duration,
     pub statement_timeout: Duration,
     pub max_concurrent_requests: usize,
+    /// Change notification (IndexNow, ping); both off unless configured.
+    pub notify: NotifyConfig,
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
     /// Every site this process serves: one from the variables above, or those of
@@ -251,6 +259,27 @@ struct SiteEntry {
 #[serde(deny_unknown_fields)]
 struct SitesFile {
     site: Vec<SiteEntry>,
+}
+
+/// IndexNow endpoint used when `INDEXNOW_KEY` is set and `INDEXNOW_ENDPOINT` is not.
+pub const DEFAULT_INDEXNOW_ENDPOINT: &str = "https://api.indexnow.org/indexnow";
+
+/// Where and how often changes are announced (`INDEXNOW_*`, `SITEMAP_PING_URL`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyConfig {
+    /// `None` when `INDEXNOW_KEY` is unset: IndexNow is off.
+    pub indexnow: Option<IndexNowConfig>,
+    /// `None` when `SITEMAP_PING_URL` is unset: no ping.
+    pub ping: Option<PingTemplate>,
+    /// Least time between two requests to the same destination.
+    pub interval: Duration,
+}
+
+/// The IndexNow key this site proves ownership with, and where submissions go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexNowConfig {
+    pub key: IndexNowKey,
+    pub endpoint: Url,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -397,6 +426,7 @@ impl Config {
             )?,
             routed_by_host: sites_file.is_some(),
             sites,
+            notify: notify_config(vars)?,
         })
     }
 
@@ -597,6 +627,66 @@ fn check_agents(vars: &Vars) -> Result<Vec<String>, ConfigError> {
     Ok(agents)
 }
 
+fn notify_config(vars: &Vars) -> Result<NotifyConfig, ConfigError> {
+    Ok(NotifyConfig {
+        indexnow: indexnow_config(vars)?,
+        ping: ping_template(vars)?,
+        interval: Duration::from_secs(parse_with(
+            vars,
+            "INDEXNOW_INTERVAL_SECS",
+            "60",
+            "an integer number of seconds from 1 to 86400",
+            |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
+        )?),
+    })
+}
+
+fn indexnow_config(vars: &Vars) -> Result<Option<IndexNowConfig>, ConfigError> {
+    const KEY: &str = "INDEXNOW_KEY";
+    const ENDPOINT: &str = "INDEXNOW_ENDPOINT";
+    let endpoint = vars.get(ENDPOINT).map(str::trim);
+    let Some(key) = vars.get(KEY).map(str::trim) else {
+        // An endpoint alone would silently do nothing: say so rather than start without IndexNow.
+        return match endpoint {
+            Some(value) => Err(ConfigError::new(
+                ENDPOINT,
+                value,
+                "set INDEXNOW_KEY too (IndexNow is off without a key)",
+            )),
+            None => Ok(None),
+        };
+    };
+    let key = IndexNowKey::parse(key).map_err(|expected| ConfigError::new(KEY, key, expected))?;
+    let endpoint = endpoint.unwrap_or(DEFAULT_INDEXNOW_ENDPOINT);
+    let endpoint = http_url(endpoint).map_err(|expected| ConfigError {
+        variable: ENDPOINT,
+        shown: format!("{:?}", redact_password(endpoint)),
+        expected,
+    })?;
+    Ok(Some(IndexNowConfig { key, endpoint }))
+}
+
+fn ping_template(vars: &Vars) -> Result<Option<PingTemplate>, ConfigError> {
+    const NAME: &str = "SITEMAP_PING_URL";
+    vars.get(NAME)
+        .map(|value| {
+            PingTemplate::parse(value).map_err(|expected| ConfigError {
+                variable: NAME,
+                shown: format!("{:?}", redact_password(value.trim())),
+                expected,
+            })
+        })
+        .transpose()
+}
+
+/// An absolute http(s) URL with a host.
+fn http_url(value: &str) -> Result<Url, String> {
+    match Url::parse(value) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
+        _ => Err("an absolute http:// or https:// URL".into()),
+    }
+}
+
 fn split_list(raw: &str) -> impl Iterator<Item = &str> {
     raw.split(',').map(str::trim).filter(|s| !s.is_empty())
 }
@@ -666,6 +756,124 @@ mod tests {
             ("SITEMAP_SOURCE", "cms.pages_view")
         ])
         .is_ok());
+    }
+
+    fn with_base(pairs: &[(&'static str, &'static str)]) -> Result<Config, ConfigError> {
+        let mut all = vec![("SITEMAP_BASE_URL", "https://e.com")];
+        all.extend_from_slice(pairs);
+        config(&all)
+    }
+
+    #[test]
+    fn notification_is_off_by_default() {
+        let notify = with_base(&[]).unwrap().notify;
+        assert_eq!(notify.indexnow, None);
+        assert_eq!(notify.ping, None);
+        assert_eq!(notify.interval, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn an_indexnow_key_turns_indexnow_on_with_the_default_endpoint() {
+        let notify = with_base(&[("INDEXNOW_KEY", "0123abcd-EF")])
+            .unwrap()
+            .notify;
+        let indexnow = notify.indexnow.expect("IndexNow on");
+        assert_eq!(indexnow.key.as_str(), "0123abcd-EF");
+        assert_eq!(indexnow.endpoint.as_str(), DEFAULT_INDEXNOW_ENDPOINT);
+    }
+
+    #[test]
+    fn indexnow_key_must_follow_the_protocol_rule() {
+        for bad in [
+            "short7c",
+            "has space1",
+            "under_score",
+            "ключключключ",
+            &"k".repeat(129),
+        ] {
+            let pairs = [("SITEMAP_BASE_URL", "https://e.com"), ("INDEXNOW_KEY", bad)];
+            let err = config(&pairs).unwrap_err();
+            assert_eq!(err.variable, "INDEXNOW_KEY", "{bad}");
+            assert!(!err.to_string().contains('\n'));
+        }
+        assert!(with_base(&[("INDEXNOW_KEY", "abcdefgh")]).is_ok());
+        let longest = "K".repeat(128);
+        let pairs = [
+            ("SITEMAP_BASE_URL", "https://e.com"),
+            ("INDEXNOW_KEY", &longest),
+        ];
+        assert!(config(&pairs).is_ok());
+    }
+
+    #[test]
+    fn indexnow_endpoint_must_be_an_http_url() {
+        let err = with_base(&[
+            ("INDEXNOW_KEY", "abcdefgh"),
+            ("INDEXNOW_ENDPOINT", "ftp://search.example/indexnow"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "INDEXNOW_ENDPOINT=\"ftp://search.example/indexnow\": an absolute http:// or https:// URL"
+        );
+        let cfg = with_base(&[
+            ("INDEXNOW_KEY", "abcdefgh"),
+            ("INDEXNOW_ENDPOINT", "http://127.0.0.1:9/indexnow"),
+        ])
+        .unwrap();
+        let endpoint = cfg.notify.indexnow.unwrap().endpoint;
+        assert_eq!(endpoint.as_str(), "http://127.0.0.1:9/indexnow");
+    }
+
+    #[test]
+    fn an_indexnow_endpoint_without_a_key_is_refused() {
+        let err = with_base(&[("INDEXNOW_ENDPOINT", "https://bing.com/indexnow")]).unwrap_err();
+        assert_eq!(err.variable, "INDEXNOW_ENDPOINT");
+        assert!(err.to_string().contains("INDEXNOW_KEY"), "{err}");
+    }
+
+    #[test]
+    fn notify_interval_is_at_least_one_second() {
+        let err = with_base(&[("INDEXNOW_INTERVAL_SECS", "0")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "INDEXNOW_INTERVAL_SECS=\"0\": an integer number of seconds from 1 to 86400"
+        );
+        let cfg = with_base(&[("INDEXNOW_INTERVAL_SECS", "5")]).unwrap();
+        assert_eq!(cfg.notify.interval, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn ping_url_is_a_template_with_only_the_sitemap_placeholder() {
+        let cfg =
+            with_base(&[("SITEMAP_PING_URL", "https://hooks.example/p?s={sitemap}")]).unwrap();
+        let ping = cfg.notify.ping.expect("ping on");
+        assert_eq!(
+            ping.url_for("https://e.com/sitemap_index.xml"),
+            "https://hooks.example/p?s=https%3A%2F%2Fe.com%2Fsitemap_index.xml"
+        );
+        for bad in [
+            "hooks.example/p?s={sitemap}",
+            "https://h.example/?s={sitemaps}",
+            "mailto:x@e.com",
+        ] {
+            let pairs = [
+                ("SITEMAP_BASE_URL", "https://e.com"),
+                ("SITEMAP_PING_URL", bad),
+            ];
+            assert_eq!(
+                config(&pairs).unwrap_err().variable,
+                "SITEMAP_PING_URL",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_password_in_a_notification_url_is_never_shown() {
+        let err =
+            with_base(&[("SITEMAP_PING_URL", "https://u:hunter2@h.example/{nope}")]).unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
     }
 
     #[test]

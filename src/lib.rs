@@ -16,6 +16,7 @@
 //! - [`cache`]: rendered pages in memory, single flight.
 //! - [`http`]: router, handlers, conditional requests; [`error`] maps failures to statuses.
 //! - [`metrics`]: Prometheus counters of one service.
+//! - [`notify`]: IndexNow submissions and sitemap pings when files change, paced and retried.
 //! - [`app`], [`cli`], [`commands`], [`demo`]: wiring and the command line.
 
 pub mod app;
@@ -28,6 +29,7 @@ pub mod error;
 pub mod feed;
 pub mod http;
 pub mod metrics;
+pub mod notify;
 pub mod pages;
 pub mod render;
 pub mod robots;

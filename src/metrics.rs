@@ -8,6 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::notify::NotifyMetrics;
 use crate::sitemap::SkipCounts;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +34,8 @@ pub struct Metrics {
     pub database_errors: Counter,
     pub entries_served: Gauge,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
+    /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
+    pub notify: NotifyMetrics,
 }
 
 impl Default for Metrics {
@@ -54,6 +57,7 @@ impl Metrics {
             database_errors: Counter::default(),
             entries_served: Gauge::default(),
             entries_skipped: Family::default(),
+            notify: NotifyMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -93,6 +97,7 @@ impl Metrics {
             "Entries left out, by reason",
             m.entries_skipped.clone(),
         );
+        m.notify.register(&mut registry);
         Self { registry, ..m }
     }
 

@@ -8,6 +8,7 @@ mod feeds;
 mod helpers;
 mod hostile;
 mod hosts;
+mod notify;
 mod operations;
 mod outage;
 mod requests;

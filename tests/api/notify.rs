@@ -1,0 +1,507 @@
+//! Change notification against a real HTTP receiver on 127.0.0.1: the JSON IndexNow gets,
+//! batching, retries, coalescing, dedupe, the drain at shutdown, and the ping URL.
+//!
+//! The receiver records every request and answers from a script (then 200). Tests wait for
+//! the n-th request to arrive, never for time to pass; the interval is 1 s so they stay short.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use sitemapd::config::{Config, Defaults, Vars};
+use sitemapd::metrics::Metrics;
+use sitemapd::notify::Notifier;
+use tokio::sync::watch;
+
+/// Longest a test waits for a request before failing (a hang guard, not a measurement).
+const PATIENCE: Duration = Duration::from_secs(90);
+
+#[derive(Debug, Clone)]
+struct Recorded {
+    method: Method,
+    /// Path and query, as sent.
+    target: String,
+    content_type: String,
+    user_agent: String,
+    body: Bytes,
+}
+
+impl Recorded {
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("a JSON body")
+    }
+
+    fn url_list(&self) -> Vec<String> {
+        self.json()["urlList"]
+            .as_array()
+            .expect("urlList is an array")
+            .iter()
+            .map(|u| u.as_str().expect("URLs are strings").to_string())
+            .collect()
+    }
+}
+
+/// A canned answer: status, Retry-After, body.
+type Answer = (u16, Option<&'static str>, &'static str);
+
+#[derive(Clone)]
+struct Receiver {
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    script: Arc<Mutex<VecDeque<Answer>>>,
+    count: Arc<watch::Sender<usize>>,
+    addr: std::net::SocketAddr,
+}
+
+impl Receiver {
+    /// Starts a receiver that answers `script` in order, then 200 to everything.
+    async fn start(script: &[Answer]) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let receiver = Self {
+            requests: Arc::default(),
+            script: Arc::new(Mutex::new(script.iter().copied().collect())),
+            count: Arc::new(watch::channel(0).0),
+            addr: listener.local_addr().unwrap(),
+        };
+        let app = axum::Router::new()
+            .fallback(record)
+            .with_state(receiver.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        receiver
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Waits until at least `n` requests have arrived; returns all of them.
+    async fn wait_for(&self, n: usize) -> Vec<Recorded> {
+        let mut seen = self.count.subscribe();
+        tokio::time::timeout(PATIENCE, seen.wait_for(|count| *count >= n))
+            .await
+            .unwrap_or_else(|_| panic!("request {n} never came: {:#?}", self.all()))
+            .expect("receiver alive");
+        self.all()
+    }
+
+    fn all(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn record(
+    State(receiver): State<Receiver>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let request = Recorded {
+        method,
+        target: uri
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        content_type: header("content-type"),
+        user_agent: header("user-agent"),
+        body,
+    };
+    let answer = receiver.script.lock().unwrap().pop_front();
+    receiver.requests.lock().unwrap().push(request);
+    receiver.count.send_modify(|count| *count += 1);
+    let (status, retry_after, body) = answer.unwrap_or((200, None, ""));
+    let mut response = (StatusCode::from_u16(status).unwrap(), body).into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert("retry-after", seconds.parse().unwrap());
+    }
+    response
+}
+
+const BASE: &str = "https://www.example.com/";
+const KEY: &str = "5f2b9c7e-test-key";
+
+/// The service's configuration with IndexNow pointed at `receiver`, plus `extra` variables.
+fn config(receiver: &Receiver, extra: &[(&str, &str)]) -> Config {
+    let endpoint = receiver.url("/indexnow");
+    let mut pairs = vec![
+        ("SITEMAP_BASE_URL", BASE),
+        ("INDEXNOW_KEY", KEY),
+        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ];
+    pairs.extend_from_slice(extra);
+    Config::from_vars(&Vars::from_pairs(pairs), &Defaults::default()).expect("test config")
+}
+
+struct Service {
+    config: Config,
+    notifier: Notifier,
+    metrics: Metrics,
+}
+
+impl Service {
+    fn start(config: Config) -> Self {
+        let metrics = Metrics::new();
+        let notifier =
+            Notifier::start(&config.notify, metrics.notify.clone()).expect("notifier starts");
+        Self {
+            config,
+            notifier,
+            metrics,
+        }
+    }
+
+    fn submit(&self, urls: &[&str]) {
+        let hosts = self
+            .notifier
+            .host_set(&self.config.base_url)
+            .expect("IndexNow is on");
+        self.notifier
+            .submit(&hosts, urls.iter().map(|u| u.to_string()))
+            .expect("notifier running");
+    }
+
+    async fn shutdown(&self) {
+        self.notifier.shutdown(Duration::from_secs(30)).await;
+    }
+
+    /// Waits until a counter reaches `value`: the task has dealt with a response.
+    async fn settled(&self, line_start: &str, value: f64) {
+        let reached = async {
+            while self.metric(line_start) < value {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, reached)
+            .await
+            .unwrap_or_else(|_| panic!("{line_start} never reached {value}"));
+    }
+
+    /// A counter's value in the service's Prometheus text.
+    fn metric(&self, line_start: &str) -> f64 {
+        self.metrics
+            .encode()
+            .lines()
+            .filter(|l| l.starts_with(line_start))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+}
+
+fn page(n: usize) -> String {
+    format!("{BASE}page/{n}")
+}
+
+#[tokio::test]
+async fn indexnow_gets_host_key_key_location_and_url_list_as_json() {
+    let receiver = Receiver::start(&[(202, None, "")]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&[
+        "https://www.example.com/fr/article.php?AIndex=12&x=%C3%A9",
+        "https://www.example.com/",
+    ]);
+    let requests = receiver.wait_for(1).await;
+    service.shutdown().await;
+
+    let request = &requests[0];
+    assert_eq!(request.method, Method::POST);
+    assert_eq!(request.target, "/indexnow");
+    assert_eq!(request.content_type, "application/json; charset=utf-8");
+    assert_eq!(
+        request.user_agent,
+        format!("sitemapd/{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        request.json(),
+        serde_json::json!({
+            "host": "www.example.com",
+            "key": KEY,
+            "keyLocation": format!("{BASE}{KEY}.txt"),
+            "urlList": [
+                "https://www.example.com/fr/article.php?AIndex=12&x=%C3%A9",
+                "https://www.example.com/",
+            ],
+        })
+    );
+    assert_eq!(receiver.all().len(), 1);
+    assert_eq!(
+        service.metric("sitemapd_indexnow_submitted_urls_total"),
+        2.0
+    );
+}
+
+#[tokio::test]
+async fn the_key_location_follows_the_mount_path_of_the_base() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(
+        &receiver,
+        &[("SITEMAP_BASE_URL", "https://example.com/catalog")],
+    ));
+    let key = service.notifier.indexnow_key().expect("IndexNow is on");
+    assert_eq!(key.file_name(), format!("{KEY}.txt"));
+    service.submit(&["https://example.com/catalog/item-1"]);
+    let requests = receiver.wait_for(1).await;
+    assert_eq!(requests[0].json()["host"], "example.com");
+    assert_eq!(
+        requests[0].json()["keyLocation"],
+        format!("https://example.com/catalog/{KEY}.txt")
+    );
+}
+
+#[tokio::test]
+async fn twenty_five_thousand_urls_go_in_three_posts_of_at_most_ten_thousand() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(&receiver, &[]));
+    let urls: Vec<String> = (0..25_000).map(page).collect();
+    let hosts = service.notifier.host_set(&service.config.base_url).unwrap();
+    service.notifier.submit(&hosts, urls.clone()).unwrap();
+
+    let requests = receiver.wait_for(3).await;
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
+    let sizes: Vec<usize> = lists.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [10_000, 10_000, 5_000]);
+    assert_eq!(lists.concat(), urls, "every URL once, in submission order");
+    assert!(requests
+        .iter()
+        .all(|r| r.json()["host"] == "www.example.com"));
+    assert_eq!(
+        service.metric("sitemapd_indexnow_submitted_urls_total"),
+        25_000.0
+    );
+}
+
+#[tokio::test]
+async fn a_503_is_retried_until_the_endpoint_accepts() {
+    let receiver = Receiver::start(&[(503, None, "busy"), (500, None, "oops")]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&[&page(1), &page(2)]);
+    let requests = receiver.wait_for(3).await;
+    service.shutdown().await;
+
+    assert_eq!(receiver.all().len(), 3);
+    for request in &requests {
+        assert_eq!(request.url_list(), [page(1), page(2)]);
+    }
+    assert_eq!(
+        service.metric("sitemapd_notify_failed_requests_total{target=\"indexnow\"}"),
+        2.0
+    );
+    assert_eq!(
+        service.metric("sitemapd_indexnow_submitted_urls_total"),
+        2.0
+    );
+}
+
+#[tokio::test]
+async fn after_a_429_the_same_batch_is_sent_again_before_newer_urls() {
+    let receiver = Receiver::start(&[(429, Some("1"), "slow down")]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&[&page(1)]);
+    receiver.wait_for(1).await;
+    // Arrives while the endpoint asked us to wait: it must not jump the queue or merge.
+    service.submit(&[&page(2)]);
+    let requests = receiver.wait_for(3).await;
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = requests.iter().map(Recorded::url_list).collect();
+    assert_eq!(lists, [vec![page(1)], vec![page(1)], vec![page(2)]]);
+}
+
+#[tokio::test]
+async fn a_422_is_dropped_not_retried() {
+    let receiver = Receiver::start(&[(422, None, "URLs don't belong to the host\nmore")]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&[&page(1)]);
+    receiver.wait_for(1).await;
+    service.submit(&[&page(2)]);
+    receiver.wait_for(2).await;
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
+    assert_eq!(lists, [vec![page(1)], vec![page(2)]]);
+    assert_eq!(service.metric("sitemapd_indexnow_dropped_urls_total"), 1.0);
+    assert_eq!(
+        service.metric("sitemapd_indexnow_submitted_urls_total"),
+        1.0
+    );
+}
+
+#[tokio::test]
+async fn submits_within_the_interval_are_coalesced_into_one_request() {
+    let receiver = Receiver::start(&[]).await;
+    // An hour's interval: nothing but the drain at shutdown may send the second request.
+    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "3600")]));
+    service.submit(&[&page(1)]);
+    receiver.wait_for(1).await;
+    service
+        .settled("sitemapd_indexnow_submitted_urls_total", 1.0)
+        .await;
+    // The task is idle now. Without pacing it would send page 2 alone during this pause; the
+    // pause only gives that mistake room to show (any length passes with pacing in place).
+    service.submit(&[&page(2)]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    service.submit(&[&page(3), &page(4)]);
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
+    assert_eq!(lists, [vec![page(1)], vec![page(2), page(3), page(4)]]);
+}
+
+#[tokio::test]
+async fn a_url_submitted_twice_while_pending_is_sent_once() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&[&page(1), &page(2), &page(1)]);
+    service.submit(&[&page(2), &page(3)]);
+    receiver.wait_for(1).await;
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
+    assert_eq!(lists, [vec![page(1), page(2), page(3)]]);
+}
+
+#[tokio::test]
+async fn urls_of_another_host_are_not_submitted() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(&receiver, &[]));
+    service.submit(&["https://evil.example/x", &page(1), "not a url"]);
+    receiver.wait_for(1).await;
+    service.shutdown().await;
+
+    assert_eq!(receiver.all()[0].url_list(), [page(1)]);
+    assert_eq!(service.metric("sitemapd_indexnow_dropped_urls_total"), 2.0);
+}
+
+#[tokio::test]
+async fn shutdown_sends_what_waits_for_the_interval() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "3600")]));
+    service.submit(&[&page(1)]);
+    receiver.wait_for(1).await;
+    // The next request is an hour away; the drain sends it now.
+    service.submit(&[&page(2)]);
+    service.shutdown().await;
+
+    let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
+    assert_eq!(lists, [vec![page(1)], vec![page(2)]]);
+    assert!(
+        service
+            .notifier
+            .submit(
+                &service.notifier.host_set(&service.config.base_url).unwrap(),
+                vec![page(3)]
+            )
+            .is_err(),
+        "a stopped notifier says so"
+    );
+}
+
+fn ping_config(receiver: &Receiver, base: &str) -> Config {
+    let template = receiver.url("/hook?sitemap={sitemap}&site=1");
+    let pairs = vec![
+        ("SITEMAP_BASE_URL", base),
+        ("SITEMAP_PING_URL", template.as_str()),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ];
+    Config::from_vars(&Vars::from_pairs(pairs), &Defaults::default()).expect("test config")
+}
+
+#[tokio::test]
+async fn a_ping_gets_the_template_with_the_index_url_percent_encoded() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(ping_config(&receiver, "https://www.example.com/café/"));
+    let index_url = service.config.index_url();
+    assert_eq!(
+        index_url,
+        "https://www.example.com/caf%C3%A9/sitemap_index.xml"
+    );
+    service.notifier.ping(&index_url).unwrap();
+    let requests = receiver.wait_for(1).await;
+    service.shutdown().await;
+
+    let request = &requests[0];
+    assert_eq!(request.method, Method::GET);
+    assert_eq!(
+        request.target,
+        "/hook?sitemap=https%3A%2F%2Fwww.example.com%2Fcaf%25C3%25A9%2Fsitemap_index.xml&site=1"
+    );
+    let query = url::Url::parse(&receiver.url(&request.target)).unwrap();
+    let sent: Vec<(String, String)> = query.query_pairs().into_owned().collect();
+    assert_eq!(
+        sent,
+        [
+            ("sitemap".to_string(), index_url.clone()),
+            ("site".to_string(), "1".to_string())
+        ]
+    );
+    assert_eq!(service.metric("sitemapd_pings_total"), 1.0);
+}
+
+#[tokio::test]
+async fn a_burst_of_index_changes_gives_one_ping_per_interval() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(ping_config(&receiver, BASE));
+    let index_url = service.config.index_url();
+    for _ in 0..5 {
+        service.notifier.ping(&index_url).unwrap();
+    }
+    receiver.wait_for(1).await;
+    for _ in 0..3 {
+        service.notifier.ping(&index_url).unwrap();
+    }
+    receiver.wait_for(2).await;
+    service.shutdown().await;
+
+    assert_eq!(receiver.all().len(), 2);
+    // Only the ping is configured here: no IndexNow host set to submit with.
+    assert!(service
+        .notifier
+        .host_set(&service.config.base_url)
+        .is_none());
+}
+
+#[tokio::test]
+async fn a_failed_ping_is_retried() {
+    let receiver = Receiver::start(&[(500, None, "down"), (503, Some("1"), "")]).await;
+    let service = Service::start(ping_config(&receiver, BASE));
+    service.notifier.ping(&service.config.index_url()).unwrap();
+    let requests = receiver.wait_for(3).await;
+    service.shutdown().await;
+
+    assert_eq!(receiver.all().len(), 3);
+    assert!(requests.iter().all(|r| r.target == requests[0].target));
+    assert_eq!(
+        service.metric("sitemapd_notify_failed_requests_total{target=\"ping\"}"),
+        2.0
+    );
+    assert_eq!(service.metric("sitemapd_pings_total"), 1.0);
+}
+
+#[tokio::test]
+async fn nothing_configured_means_nothing_sent_and_no_error() {
+    let config = Config::from_vars(
+        &Vars::from_pairs([("SITEMAP_BASE_URL", BASE)]),
+        &Defaults::default(),
+    )
+    .unwrap();
+    let service = Service::start(config);
+    assert!(service.notifier.indexnow_key().is_none());
+    service.notifier.ping(&service.config.index_url()).unwrap();
+    service.shutdown().await;
+}
