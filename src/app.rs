@@ -8,6 +8,7 @@ use crate::cache::PageCache;
 use crate::config::Config;
 use crate::http::App;
 use crate::metrics::Metrics;
+use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
 use crate::site::Site;
 use crate::sitemap::EntryRules;
@@ -28,6 +29,8 @@ pub enum StartError {
     Io { path: String, reason: String },
     #[error("cannot listen on {addr}: {reason}")]
     Bind { addr: String, reason: String },
+    #[error("{0}")]
+    Notify(crate::notify::NotifyError),
 }
 
 impl StartError {
@@ -99,17 +102,23 @@ pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
     }
     let store = Store::connect(config).await?;
     store.migrate().await?;
+    let metrics = Arc::new(Metrics::new());
+    let notifier = Arc::new(
+        Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
+    );
     let mut sites = Vec::with_capacity(prepared.len());
     for (config, robots) in prepared {
         let rules = entry_rules(&config, &robots);
         let store = store.for_source(&config.source);
-        sites.push(Site::open(&config, store, rules, robots.body).await?);
+        let site = Site::open(&config, store, rules, robots.body, notifier.clone()).await?;
+        sites.push(site);
     }
     Ok(Arc::new(App {
         sites,
         routed_by_host: config.routed_by_host,
+        notifier,
         cache: PageCache::new(config.cache_budget_bytes),
-        metrics: Arc::new(Metrics::new()),
+        metrics,
         cache_control: HeaderValue::from_str(&config.cache_control)
             .unwrap_or(HeaderValue::from_static("public, max-age=300")),
         staging: config.environment == Environment::Staging,

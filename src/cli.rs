@@ -136,6 +136,7 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
         concurrency: config.max_concurrent_requests,
         ..Default::default()
     };
+    let notifier = app.notifier.clone();
     let server = tokio::spawn(http::serve(listener, app, limits, async {
         let _ = stop_rx.await;
     }));
@@ -145,10 +146,12 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
         "shutting down; letting downloads finish"
     );
     let _ = stop_tx.send(());
-    if tokio::time::timeout(config.shutdown_grace, server)
-        .await
-        .is_err()
-    {
+    // Downloads and pending notifications finish side by side, within the same grace.
+    let (served, ()) = tokio::join!(
+        tokio::time::timeout(config.shutdown_grace, server),
+        notifier.shutdown(config.shutdown_grace)
+    );
+    if served.is_err() {
         tracing::warn!("grace period over; closing remaining connections");
     }
     Ok(0)

@@ -18,11 +18,12 @@ use tokio::sync::Mutex;
 
 use crate::config::{BaseUrl, Config};
 use crate::feed::{FeedEntry, FeedSite, ATOM_FILE, RSS_FILE};
+use crate::notify::{HostSet, Notifier};
 use crate::pages::{apply_scan, Layout, Measure, Page};
 use crate::sitemap::{
     DocumentStyle, EntryRules, Fingerprint, Namespaces, SkipCounts, MAX_SITEMAPS_PER_INDEX,
 };
-use crate::store::{Change, FileRecord, IdRange, PageRecord, Store, StoreError};
+use crate::store::{Change, FileRecord, IdRange, PageRecord, Store, StoreError, SubmittedThrough};
 
 /// Validators of one whole file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +119,7 @@ pub struct Site {
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
     sweeping: Mutex<()>,
+    notifier: Arc<Notifier>,
     /// Changes reported since before the first sweep, for [`Site::keep_current`].
     changes: Mutex<Option<BoxStream<'static, Change>>>,
 }
@@ -126,6 +128,10 @@ const INDEX_FILE: &str = "index";
 /// Full re-measure of a source whose changes are notified, in case a notification was lost.
 const SAFETY_SWEEP: Duration = Duration::from_secs(3600);
 const ROBOTS_FILE: &str = "robots";
+/// Entries read per query when changed URLs are gathered for IndexNow.
+const SUBMIT_BATCH: i64 = 10_000;
+/// Most batches one sweep submits; the rest wait for the next sweep.
+const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
 
 impl Site {
     /// Loads the stored state and brings it up to date with one full sweep.
@@ -134,6 +140,7 @@ impl Site {
         store: Store,
         rules: EntryRules,
         robots_body: String,
+        notifier: Arc<Notifier>,
     ) -> Result<Arc<Self>, StoreError> {
         let style = DocumentStyle::default();
         let now = Utc::now().timestamp();
@@ -168,6 +175,7 @@ impl Site {
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             sweeping: Mutex::new(()),
+            notifier,
             changes: Mutex::new(None),
         });
         // Listen first, then sweep: a change made in between is then reported, not lost.
@@ -273,6 +281,12 @@ impl Site {
                 Some((pages, files)) => {
                     self.install_saved(&current, &measured, &pages, &files, feeds);
                     self.report_skips(&current);
+                    let index_changed = files
+                        .iter()
+                        .any(|f| f.name == INDEX_FILE && f.changed_at >= now);
+                    if index_changed {
+                        self.announce().await;
+                    }
                     return Ok(());
                 }
                 None => {
@@ -283,6 +297,61 @@ impl Site {
             }
         }
         tracing::warn!("sweep gave up after repeated concurrent changes; the next one retries");
+        Ok(())
+    }
+
+    /// Tells the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the
+    /// URLs of entries modified since the last submission. Failures are logged, never fatal.
+    async fn announce(&self) {
+        let _ = self.notifier.ping(&self.base.file_url("sitemap_index.xml"));
+        if let Some(hosts) = self.notifier.host_set(&self.base) {
+            if let Err(e) = self.submit_modified_entries(&hosts).await {
+                tracing::warn!(error = %e, "could not read the entries to submit to IndexNow; the next change retries");
+            }
+        }
+    }
+
+    /// Submits entries whose lastmod moved past what was submitted before (up to now: a
+    /// lastmod in the future waits for its time). Progress is stored per site and advanced
+    /// with a compare-and-set, so among replicas exactly one submits each batch. The first time,
+    /// what already exists is not news: progress starts at now.
+    async fn submit_modified_entries(&self, hosts: &HostSet) -> Result<(), StoreError> {
+        let now = Utc::now();
+        let Some(mut from) = self.store.load_submitted(&self.key).await? else {
+            let start = SubmittedThrough {
+                lastmod_us: now.timestamp_micros(),
+                id: i64::MAX,
+            };
+            self.store.advance_submitted(&self.key, None, start).await?;
+            return Ok(());
+        };
+        for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
+            let rows = self.store.modified_after(from, now, SUBMIT_BATCH).await?;
+            let Some(to) = rows.last().and_then(|last| {
+                Some(SubmittedThrough {
+                    lastmod_us: last.lastmod?.timestamp_micros(),
+                    id: last.id,
+                })
+            }) else {
+                break;
+            };
+            if !self
+                .store
+                .advance_submitted(&self.key, Some(from), to)
+                .await?
+            {
+                break; // Another replica took this batch.
+            }
+            let urls = rows
+                .iter()
+                .filter_map(|raw| self.rules.accept(raw).ok())
+                .map(|entry| entry.loc.as_str().to_string());
+            let _ = self.notifier.submit(hosts, urls);
+            if (rows.len() as i64) < SUBMIT_BATCH {
+                break;
+            }
+            from = to;
+        }
         Ok(())
     }
 

@@ -30,6 +30,7 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::cache::{Flight, Lookup, PageCache, PageKey};
 use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
+use crate::notify::Notifier;
 use crate::render;
 use crate::site::{ServedPage, Site, SmallDoc, Validators};
 use conditional::{accepts_gzip, http_date, is_not_modified};
@@ -47,6 +48,8 @@ pub struct App {
     pub sites: Vec<Arc<Site>>,
     /// Whether a request's Host header chooses its site (else the one site answers any Host).
     pub routed_by_host: bool,
+    /// Change notification; its IndexNow key file is served under each site's base.
+    pub notifier: Arc<Notifier>,
     pub cache: PageCache,
     pub metrics: Arc<Metrics>,
     pub cache_control: HeaderValue,
@@ -75,10 +78,11 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let site = app.site_for(request.headers()).cloned();
+    let key_file = app.notifier.indexnow_key().map(|key| key.file_name());
     let route = match &site {
-        Some(site) => route(&path, site.base.path()),
+        Some(site) => route(&path, site.base.path(), key_file.as_deref()),
         // Another host: nothing of any site, only the operational endpoints.
-        None => route(&path, "/").filter(|r| !r.is_document()),
+        None => route(&path, "/", None).filter(|r| !r.is_document()),
     };
     let mut response = match route {
         None => HttpError::NotFound.into_response(),
@@ -196,6 +200,15 @@ impl App {
             Route::Health | Route::Ready | Route::Metrics => return Err(HttpError::NotFound),
             Route::Robots => {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
+            }
+            Route::IndexNowKey => {
+                let key = self.notifier.indexnow_key().ok_or(HttpError::NotFound)?;
+                let body = Bytes::from(key.as_str().to_string());
+                let validators = Validators {
+                    fingerprint: crate::sitemap::Fingerprint::of(&body),
+                    changed_at: snapshot.robots.changed_at,
+                };
+                Document::bytes(TEXT, validators, body, None)
             }
             Route::Index => small_document(XML, &snapshot.index, headers),
             Route::FeedAtom | Route::FeedRss => {

@@ -14,6 +14,8 @@ pub enum Route {
     SitemapTxt,
     FeedAtom,
     FeedRss,
+    /// `<key>.txt`: the IndexNow key, proving the site is ours.
+    IndexNowKey,
     Robots,
     Health,
     Ready,
@@ -32,6 +34,7 @@ impl Route {
             Self::SitemapTxt => "sitemap_txt",
             Self::FeedAtom => "feed_atom",
             Self::FeedRss => "feed_rss",
+            Self::IndexNowKey => "indexnow_key",
             Self::Robots => "robots",
             Self::Health => "healthz",
             Self::Ready => "readyz",
@@ -46,13 +49,17 @@ impl Route {
 }
 
 /// Routes live under `mount` (which ends with `/`); robots.txt is always at the root.
-/// Operational endpoints answer at the root too, where probes expect them.
-pub fn route(path: &str, mount: &str) -> Option<Route> {
+/// Operational endpoints answer at the root too, where probes expect them. `key_file` is the
+/// IndexNow key file's name, when IndexNow is on.
+pub fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
     if path == "/robots.txt" {
         return Some(Route::Robots);
     }
     let under_mount = path.strip_prefix(mount);
     let name = under_mount.or_else(|| path.strip_prefix('/').filter(|n| is_operational(n)))?;
+    if under_mount.is_some() && key_file == Some(name) {
+        return Some(Route::IndexNowKey);
+    }
     Some(match name {
         "sitemap_index.xml" => Route::Index,
         "sitemap.xml" => Route::Sitemap,
@@ -95,11 +102,17 @@ mod tests {
 
     #[test]
     fn pages_are_numbered_from_one_without_leading_zeros() {
-        assert_eq!(route("/sitemap-1.xml.gz", "/"), Some(Route::PageGz(1)));
-        assert_eq!(route("/sitemap-12.xml", "/"), Some(Route::PageXml(12)));
-        assert_eq!(route("/sitemap-3.txt", "/"), Some(Route::PageTxt(3)));
-        assert_eq!(route("/sitemap.txt", "/"), Some(Route::SitemapTxt));
-        assert_eq!(route("/sitemap-03.txt", "/"), None);
+        assert_eq!(
+            route("/sitemap-1.xml.gz", "/", None),
+            Some(Route::PageGz(1))
+        );
+        assert_eq!(
+            route("/sitemap-12.xml", "/", None),
+            Some(Route::PageXml(12))
+        );
+        assert_eq!(route("/sitemap-3.txt", "/", None), Some(Route::PageTxt(3)));
+        assert_eq!(route("/sitemap.txt", "/", None), Some(Route::SitemapTxt));
+        assert_eq!(route("/sitemap-03.txt", "/", None), None);
         for bad in [
             "/sitemap-0.xml.gz",
             "/sitemap-01.xml",
@@ -108,21 +121,38 @@ mod tests {
             "/sitemap-1.gz",
             "/sitemap-99999999999999999999.xml",
         ] {
-            assert_eq!(route(bad, "/"), None, "{bad}");
+            assert_eq!(route(bad, "/", None), None, "{bad}");
         }
     }
 
     #[test]
     fn files_live_under_the_mount_path_and_robots_at_the_root() {
         assert_eq!(
-            route("/catalog/sitemap_index.xml", "/catalog/"),
+            route("/catalog/sitemap_index.xml", "/catalog/", None),
             Some(Route::Index)
         );
-        assert_eq!(route("/sitemap_index.xml", "/catalog/"), None);
-        assert_eq!(route("/robots.txt", "/catalog/"), Some(Route::Robots));
-        assert_eq!(route("/catalog/robots.txt", "/catalog/"), None);
-        assert_eq!(route("/healthz", "/catalog/"), Some(Route::Health));
-        assert_eq!(route("/catalog/metrics", "/catalog/"), Some(Route::Metrics));
-        assert_eq!(route("/catalog/other", "/catalog/"), None);
+        assert_eq!(route("/sitemap_index.xml", "/catalog/", None), None);
+        assert_eq!(route("/robots.txt", "/catalog/", None), Some(Route::Robots));
+        assert_eq!(route("/catalog/robots.txt", "/catalog/", None), None);
+        assert_eq!(route("/healthz", "/catalog/", None), Some(Route::Health));
+        assert_eq!(
+            route("/catalog/metrics", "/catalog/", None),
+            Some(Route::Metrics)
+        );
+        assert_eq!(route("/catalog/other", "/catalog/", None), None);
+    }
+
+    #[test]
+    fn the_indexnow_key_file_is_under_the_mount_path_when_on() {
+        let key = Some("0123456789abcdef.txt");
+        assert_eq!(
+            route("/catalog/0123456789abcdef.txt", "/catalog/", key),
+            Some(Route::IndexNowKey)
+        );
+        assert_eq!(route("/0123456789abcdef.txt", "/catalog/", key), None);
+        assert_eq!(
+            route("/catalog/0123456789abcdef.txt", "/catalog/", None),
+            None
+        );
     }
 }

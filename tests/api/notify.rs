@@ -505,3 +505,53 @@ async fn nothing_configured_means_nothing_sent_and_no_error() {
     service.notifier.ping(&service.config.index_url()).unwrap();
     service.shutdown().await;
 }
+
+// The service end to end: the key file, and changed entries submitted after their sweep.
+
+const SERVICE_KEY: &str = "5f2b9c7e0a1d4e3b";
+
+#[tokio::test]
+async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started() {
+    use crate::helpers::*;
+    let receiver = Receiver::start(&[]).await;
+    let db = TestDb::new().await;
+    drop(spawn_app(&db.url, &[]).await);
+    db.exec("INSERT INTO sitemap_entries (id, loc, lastmod) SELECT i, '/p/' || i, now() - interval '1 day' FROM generate_series(1, 5) i")
+        .await;
+    let endpoint = receiver.url("/indexnow");
+    let vars = [
+        ("INDEXNOW_KEY", SERVICE_KEY),
+        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    let key_file = app.get(&format!("/{SERVICE_KEY}.txt")).await;
+    assert_eq!(key_file.status(), 200);
+    assert_eq!(
+        header(&key_file, "content-type"),
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(key_file.text().await.unwrap(), SERVICE_KEY);
+    assert_eq!(app.get("/0000000000000000.txt").await.status(), 404);
+
+    // What existed at start is not news; an entry modified now is.
+    db.exec("UPDATE sitemap_entries SET lastmod = now() WHERE id = 3")
+        .await;
+    let sent = receiver.wait_for(1).await;
+    assert_eq!(sent[0].url_list(), ["https://www.example.com/p/3"]);
+    assert_eq!(
+        sent[0].json()["keyLocation"],
+        format!("{BASE}{SERVICE_KEY}.txt")
+    );
+
+    // A second replica on the same database does not submit it again; a new entry is sent once.
+    let replica = spawn_app(&db.url, &vars).await;
+    db.exec("INSERT INTO sitemap_entries (id, loc, lastmod) VALUES (6, '/p/6', now())")
+        .await;
+    let sent = receiver.wait_for(2).await;
+    assert_eq!(sent[1].url_list(), ["https://www.example.com/p/6"]);
+    replica.sweep().await;
+    app.sweep().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(receiver.all().len(), 2, "{:#?}", receiver.all());
+}
