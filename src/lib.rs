@@ -15,6 +15,7 @@
 //! - [`render`]: a page's rows → XML → gzip, streamed.
 //! - [`cache`]: rendered pages in memory, single flight.
 //! - [`http`]: router, handlers, conditional requests; [`error`] maps failures to statuses.
+//! - [`import`]: `sitemapd import`, existing sitemap files → the built-in table, streamed.
 //! - [`metrics`]: Prometheus counters of one service.
 //! - [`app`], [`cli`], [`commands`], [`demo`]: wiring and the command line.
 
@@ -26,6 +27,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod http;
+pub mod import;
 pub mod metrics;
 pub mod pages;
 pub mod render;

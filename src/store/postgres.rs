@@ -1,18 +1,30 @@
 //! PostgreSQL backend: entries by keyset range, state tables, and LISTEN/NOTIFY for changes.
 
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Row};
+use sqlx::{ConnectOptions, Postgres, QueryBuilder, Row, Transaction};
 
-use super::{quote_identifier, Change, FileRecord, IdRange, PageRecord, SavedState, StoreError};
+use super::{
+    alternate_rows, entry_columns, image_rows, quote_identifier, Change, EntryDetails, FileRecord,
+    IdRange, ImportCounts, ImportPlan, ImportedEntry, PageRecord, SavedState, StoreError,
+    IMPORT_ROWS_PER_STATEMENT,
+};
 use crate::config::Config;
 use crate::sitemap::RawEntry;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
+
+/// Rows inserted with explicit ids (by a CMS, a script) leave the identity sequence behind the
+/// table; this moves it past the highest id, never back, so imported rows get fresh ids.
+const CATCH_UP_IDENTITY: &str = "SELECT setval(seq, top) FROM ( \
+     SELECT pg_get_serial_sequence('sitemap_entries', 'id')::regclass AS seq, \
+            (SELECT max(id) FROM sitemap_entries) AS top) AS t \
+     WHERE seq IS NOT NULL AND top > COALESCE(pg_sequence_last_value(seq), 0)";
 
 #[derive(Clone)]
 pub struct PgStore {
@@ -117,6 +129,34 @@ impl PgStore {
         }
         tx.commit().await?;
         Ok(Some((pages, files)))
+    }
+
+    pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(CATCH_UP_IDENTITY).execute(&mut *tx).await?;
+        let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
+        let plan = ImportPlan::new(batch, &existing);
+        for (id, details) in &plan.updates {
+            update_entry(&mut tx, *id, details).await?;
+        }
+        for chunk in plan.inserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut insert = QueryBuilder::<Postgres>::new(
+                "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
+            );
+            insert.push_values(chunk, |mut row, entry| {
+                let (lastmod, changefreq, priority) = entry_columns(entry);
+                row.push_bind(&entry.loc)
+                    .push_bind(lastmod)
+                    .push_bind(changefreq)
+                    .push_bind(priority);
+            });
+            insert.build().execute(&mut *tx).await?;
+        }
+        let inserted = ids_by_loc(&mut tx, plan.inserts.iter().map(|e| e.loc.as_str())).await?;
+        let owners = plan.extension_owners(&inserted);
+        replace_extensions(&mut tx, &owners).await?;
+        tx.commit().await?;
+        Ok(plan.counts(&owners))
     }
 
     pub async fn ready(&self) -> Result<(), StoreError> {
@@ -229,6 +269,85 @@ fn raw_entry(row: &PgRow) -> RawEntry {
         changefreq: row.try_get("changefreq").ok().flatten(),
         priority: row.try_get("priority").ok().flatten(),
     }
+}
+
+/// Ids of those `locs` that exist in the built-in table.
+async fn ids_by_loc<'a>(
+    tx: &mut Transaction<'_, Postgres>,
+    locs: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, i64>, StoreError> {
+    let locs: Vec<&str> = locs.collect();
+    let mut ids = HashMap::with_capacity(locs.len());
+    for chunk in locs.chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut select =
+            QueryBuilder::<Postgres>::new("SELECT id, loc FROM sitemap_entries WHERE loc IN (");
+        let mut list = select.separated(", ");
+        for loc in chunk {
+            list.push_bind(*loc);
+        }
+        select.push(")");
+        for row in select.build().fetch_all(&mut **tx).await? {
+            ids.insert(row.try_get("loc")?, row.try_get("id")?);
+        }
+    }
+    Ok(ids)
+}
+
+async fn update_entry(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    details: &EntryDetails,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE sitemap_entries SET lastmod = $1, changefreq = $2, priority = $3 WHERE id = $4",
+    )
+    .bind(details.lastmod.map(|l| l.at()))
+    .bind(details.changefreq.map(|c| c.as_str()))
+    .bind(details.priority.map(|p| p.value()))
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the extension rows of `owners`, then writes the file's.
+async fn replace_extensions(
+    tx: &mut Transaction<'_, Postgres>,
+    owners: &[(i64, Option<&EntryDetails>)],
+) -> Result<(), StoreError> {
+    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
+    for table in ["sitemap_alternates", "sitemap_images"] {
+        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut delete =
+                QueryBuilder::<Postgres>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
+            let mut list = delete.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            delete.push(")");
+            delete.build().execute(&mut **tx).await?;
+        }
+    }
+    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Postgres>::new(
+            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
+        );
+        insert.push_values(chunk, |mut row, (id, alternate)| {
+            row.push_bind(*id)
+                .push_bind(&alternate.hreflang)
+                .push_bind(&alternate.href);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert =
+            QueryBuilder::<Postgres>::new("INSERT INTO sitemap_images (entry_id, loc) ");
+        insert.push_values(chunk, |mut row, (id, loc)| {
+            row.push_bind(*id).push_bind(*loc);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 async fn load_pages<'e>(
