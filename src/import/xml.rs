@@ -236,10 +236,12 @@ impl<R: BufRead> SitemapXml<R> {
             }
             (None, _, b"urlset") if ours => Node::Urlset,
             (None, _, b"sitemapindex") if ours => Node::Index,
-            (None, _, _) => return Err(format!(
+            (None, _, _) => {
+                return Err(format!(
                 "root element <{}> is not <urlset> or <sitemapindex> of the sitemaps.org namespace",
                 String::from_utf8_lossy(name)
-            )),
+            ))
+            }
             (Some(Node::Urlset), _, b"url") if ours => Node::Url,
             (Some(Node::Url), _, b"loc") if ours => Node::Field(Field::Loc),
             (Some(Node::Url), _, b"lastmod") if ours => Node::Field(Field::Lastmod),

@@ -178,58 +178,64 @@ impl ImportCounts {
 /// Most rows one statement of an import carries: well within every backend's parameter limit.
 const IMPORT_ROWS_PER_STATEMENT: usize = 500;
 
-/// What one import batch does, decided from the ids its URLs have already: the same decisions
-/// for every backend, so only the SQL differs between them.
+/// What one import batch does, decided from which of its URLs exist already: the same
+/// decisions for every backend, so only the SQL differs between them.
 struct ImportPlan<'a> {
-    /// Existing entries that get the file's fields.
-    updates: Vec<(i64, &'a EntryDetails)>,
-    /// Entries to insert; the database gives them new ids.
-    inserts: Vec<&'a ImportedEntry>,
+    /// Entries the upsert writes, in batch order: every new one, and existing ones that take
+    /// the file's fields (all but text sitemap lines).
+    upserts: Vec<&'a ImportedEntry>,
+    updated: u64,
     unchanged: u64,
 }
 
 impl<'a> ImportPlan<'a> {
     fn new(batch: &'a [ImportedEntry], existing: &HashMap<String, i64>) -> Self {
         let mut plan = Self {
-            updates: Vec::new(),
-            inserts: Vec::new(),
+            upserts: Vec::with_capacity(batch.len()),
+            updated: 0,
             unchanged: 0,
         };
         for entry in batch {
-            match (existing.get(&entry.loc), &entry.details) {
-                (Some(id), Some(details)) => plan.updates.push((*id, details)),
-                (Some(_), None) => plan.unchanged += 1,
-                (None, _) => plan.inserts.push(entry),
+            match (existing.contains_key(&entry.loc), &entry.details) {
+                (true, None) => plan.unchanged += 1,
+                (true, Some(_)) => {
+                    plan.updated += 1;
+                    plan.upserts.push(entry);
+                }
+                (false, _) => plan.upserts.push(entry),
             }
         }
         plan
     }
 
-    /// Ids whose extension rows are replaced: updated entries and new ones (rows an earlier,
-    /// deleted entry left under a reused id must not attach to the new one).
-    fn extension_owners(
-        &self,
-        inserted: &HashMap<String, i64>,
-    ) -> Vec<(i64, Option<&'a EntryDetails>)> {
-        let updated = self.updates.iter().map(|(id, d)| (*id, Some(*d)));
-        let new = self
-            .inserts
+    /// The upserted entries with their ids: their extension rows are replaced (for new ids
+    /// too, so rows a deleted entry left under a reused id cannot attach to the new one).
+    fn extension_owners(&self, ids: &HashMap<String, i64>) -> Vec<(i64, Option<&'a EntryDetails>)> {
+        self.upserts
             .iter()
-            .filter_map(|e| Some((*inserted.get(&e.loc)?, e.details.as_ref())));
-        updated.chain(new).collect()
+            .filter_map(|e| Some((*ids.get(&e.loc)?, e.details.as_ref())))
+            .collect()
     }
 
     fn counts(&self, owners: &[(i64, Option<&EntryDetails>)]) -> ImportCounts {
         let details = || owners.iter().filter_map(|(_, d)| *d);
         ImportCounts {
-            inserted: self.inserts.len() as u64,
-            updated: self.updates.len() as u64,
+            inserted: self.upserts.len() as u64 - self.updated,
+            updated: self.updated,
             unchanged: self.unchanged,
             alternates: details().map(|d| d.alternates.len() as u64).sum(),
             images: details().map(|d| d.images.len() as u64).sum(),
         }
     }
 }
+
+/// The upsert of entries by `loc`, the same text for PostgreSQL and SQLite (MySQL says
+/// `ON DUPLICATE KEY UPDATE`); the VALUES rows go between the two parts.
+const UPSERT_ENTRIES: (&str, &str) = (
+    "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
+    " ON CONFLICT (loc) DO UPDATE SET lastmod = excluded.lastmod, \
+     changefreq = excluded.changefreq, priority = excluded.priority",
+);
 
 /// Alternate rows to write for `owners`, as `(entry_id, alternate)`.
 fn alternate_rows<'a>(owners: &[(i64, Option<&'a EntryDetails>)]) -> Vec<(i64, &'a Alternate)> {

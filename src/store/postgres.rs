@@ -11,7 +11,7 @@ use sqlx::{ConnectOptions, Postgres, QueryBuilder, Row, Transaction};
 use super::{
     alternate_rows, entry_columns, image_rows, quote_identifier, Change, EntryDetails, FileRecord,
     IdRange, ImportCounts, ImportPlan, ImportedEntry, PageRecord, SavedState, StoreError,
-    IMPORT_ROWS_PER_STATEMENT,
+    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
 use crate::sitemap::RawEntry;
@@ -136,24 +136,20 @@ impl PgStore {
         sqlx::query(CATCH_UP_IDENTITY).execute(&mut *tx).await?;
         let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
         let plan = ImportPlan::new(batch, &existing);
-        for (id, details) in &plan.updates {
-            update_entry(&mut tx, *id, details).await?;
-        }
-        for chunk in plan.inserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
-            let mut insert = QueryBuilder::<Postgres>::new(
-                "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
-            );
-            insert.push_values(chunk, |mut row, entry| {
+        for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut upsert = QueryBuilder::<Postgres>::new(UPSERT_ENTRIES.0);
+            upsert.push_values(chunk, |mut row, entry| {
                 let (lastmod, changefreq, priority) = entry_columns(entry);
                 row.push_bind(&entry.loc)
                     .push_bind(lastmod)
                     .push_bind(changefreq)
                     .push_bind(priority);
             });
-            insert.build().execute(&mut *tx).await?;
+            upsert.push(UPSERT_ENTRIES.1);
+            upsert.build().execute(&mut *tx).await?;
         }
-        let inserted = ids_by_loc(&mut tx, plan.inserts.iter().map(|e| e.loc.as_str())).await?;
-        let owners = plan.extension_owners(&inserted);
+        let ids = ids_by_loc(&mut tx, plan.upserts.iter().map(|e| e.loc.as_str())).await?;
+        let owners = plan.extension_owners(&ids);
         replace_extensions(&mut tx, &owners).await?;
         tx.commit().await?;
         Ok(plan.counts(&owners))
@@ -291,23 +287,6 @@ async fn ids_by_loc<'a>(
         }
     }
     Ok(ids)
-}
-
-async fn update_entry(
-    tx: &mut Transaction<'_, Postgres>,
-    id: i64,
-    details: &EntryDetails,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE sitemap_entries SET lastmod = $1, changefreq = $2, priority = $3 WHERE id = $4",
-    )
-    .bind(details.lastmod.map(|l| l.at()))
-    .bind(details.changefreq.map(|c| c.as_str()))
-    .bind(details.priority.map(|p| p.value()))
-    .bind(id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 /// Deletes the extension rows of `owners`, then writes the file's.

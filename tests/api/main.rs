@@ -5,6 +5,7 @@ mod caching;
 mod cli;
 mod helpers;
 mod hostile;
+mod import;
 mod operations;
 mod outage;
 mod requests;
