@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Prepares what the tests need on a fresh Debian/Ubuntu machine:
 # a PostgreSQL server (the one at TEST_DATABASE_URL, else a local one started or installed
-# here) and xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas.
+# here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
+# and headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,16 @@ ensure_xmllint() {
   apt_install libxml2-utils || die "xmllint is missing: install it (Debian: apt-get install libxml2-utils)"
 }
 
+ensure_chromium() {
+  [ -n "${CHROMIUM:-}" ] && return 0
+  local browser
+  for browser in chromium chromium-browser google-chrome; do
+    command -v "$browser" >/dev/null && return 0
+  done
+  apt_install chromium || die "headless Chromium is missing: install it (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chrome"
+}
+
 ensure_postgres
 ensure_xmllint
+ensure_chromium
 cargo test --all-targets "$@"

@@ -197,6 +197,8 @@ pub struct Config {
     pub request_timeout: Duration,
     pub statement_timeout: Duration,
     pub max_concurrent_requests: usize,
+    /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
+    pub stylesheet: bool,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -320,6 +322,17 @@ impl Config {
                     v.parse::<usize>()
                         .ok()
                         .filter(|n| (1..=100_000).contains(n))
+                },
+            )?,
+            stylesheet: parse_with(
+                vars,
+                "SITEMAP_STYLESHEET",
+                "false",
+                "true or false",
+                |v| match v.to_ascii_lowercase().as_str() {
+                    "true" | "1" => Some(true),
+                    "false" | "0" => Some(false),
+                    _ => None,
                 },
             )?,
         })
@@ -524,6 +537,27 @@ mod tests {
             ("SITEMAP_SOURCE", "cms.pages_view")
         ])
         .is_ok());
+    }
+
+    #[test]
+    fn the_stylesheet_setting_is_a_bool() {
+        let with = |value| {
+            config(&[
+                ("SITEMAP_BASE_URL", "https://e.com"),
+                ("SITEMAP_STYLESHEET", value),
+            ])
+        };
+        assert!(
+            !config(&[("SITEMAP_BASE_URL", "https://e.com")])
+                .unwrap()
+                .stylesheet
+        );
+        assert!(with("true").unwrap().stylesheet);
+        assert!(!with("FALSE").unwrap().stylesheet);
+        assert_eq!(
+            with("yes please").unwrap_err().to_string(),
+            "SITEMAP_STYLESHEET=\"yes please\": true or false"
+        );
     }
 
     #[test]

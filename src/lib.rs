@@ -9,6 +9,7 @@
 //! - [`config`]: environment and `.env` → validated [`config::Config`]. No I/O beyond reading them.
 //! - [`sitemap`]: entry rules ([`sitemap::Loc`] and friends), limits, the XML writer. Pure.
 //! - [`robots`]: robots.txt template rendering, strict validation, RFC 9309 matching. Pure.
+//! - [`stylesheet`]: `/sitemap.xsl`, which browsers show sitemaps with, and its validators.
 //! - [`store`]: every SQL statement, behind one interface for PostgreSQL and SQLite.
 //! - [`pages`]: which ids each sitemap file holds, and the scan that measures files.
 //! - [`site`]: the snapshot of validators every request reads, and the sweep that updates it.
@@ -35,3 +36,4 @@ pub mod robots;
 pub mod site;
 pub mod sitemap;
 pub mod store;
+pub mod stylesheet;

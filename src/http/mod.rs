@@ -39,6 +39,7 @@ use routes::{route, Route};
 const XML: &str = "application/xml; charset=utf-8";
 const TEXT: &str = "text/plain; charset=utf-8";
 const GZIP: &str = "application/gzip";
+const XSL: &str = "text/xsl; charset=utf-8";
 
 /// Everything a handler needs; built once at start.
 pub struct App {
@@ -167,6 +168,12 @@ impl App {
             Route::Robots => {
                 Document::bytes(TEXT, snapshot.robots, snapshot.robots_body.clone(), None)
             }
+            Route::Stylesheet => Document::bytes(
+                XSL,
+                crate::stylesheet::validators(),
+                Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
+                None,
+            ),
             Route::Index => index_document(&snapshot, headers),
             Route::Sitemap => match snapshot.single_page() {
                 Some(only) => page_document(only, PageForm::Negotiated(accepts_gzip(headers))),

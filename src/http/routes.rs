@@ -13,6 +13,8 @@ pub enum Route {
     /// `/sitemap.txt`: the text sitemap when one file holds all.
     SitemapTxt,
     Robots,
+    /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
+    Stylesheet,
     Health,
     Ready,
     Metrics,
@@ -29,6 +31,7 @@ impl Route {
             Self::PageTxt(_) => "page_txt",
             Self::SitemapTxt => "sitemap_txt",
             Self::Robots => "robots",
+            Self::Stylesheet => "stylesheet",
             Self::Health => "healthz",
             Self::Ready => "readyz",
             Self::Metrics => "metrics",
@@ -53,6 +56,7 @@ pub fn route(path: &str, mount: &str) -> Option<Route> {
         "sitemap_index.xml" => Route::Index,
         "sitemap.xml" => Route::Sitemap,
         "sitemap.txt" => Route::SitemapTxt,
+        "sitemap.xsl" => Route::Stylesheet,
         "healthz" => Route::Health,
         "readyz" => Route::Ready,
         "metrics" => Route::Metrics,
@@ -118,5 +122,10 @@ mod tests {
         assert_eq!(route("/healthz", "/catalog/"), Some(Route::Health));
         assert_eq!(route("/catalog/metrics", "/catalog/"), Some(Route::Metrics));
         assert_eq!(route("/catalog/other", "/catalog/"), None);
+        assert_eq!(
+            route("/catalog/sitemap.xsl", "/catalog/"),
+            Some(Route::Stylesheet)
+        );
+        assert_eq!(route("/sitemap.xsl", "/catalog/"), None);
     }
 }

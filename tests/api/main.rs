@@ -11,3 +11,4 @@ mod outage;
 mod requests;
 mod robots;
 mod serving;
+mod stylesheet;
