@@ -2,7 +2,8 @@
 # Runs the whole test suite. Prepares what the tests need on a fresh Debian/Ubuntu machine:
 # a PostgreSQL server (the one at TEST_DATABASE_URL, else a local one started or installed
 # here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
-# and feedparser (Debian package python3-feedparser) for reading feeds back.
+# feedparser (Debian package python3-feedparser) for reading feeds back.
+# and headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +70,17 @@ ensure_feedparser() {
   die "feedparser is missing: install it (Debian: apt-get install python3-feedparser, or pip install feedparser)"
 }
 
+ensure_chromium() {
+  [ -n "${CHROMIUM:-}" ] && return 0
+  local browser
+  for browser in chromium chromium-browser google-chrome; do
+    command -v "$browser" >/dev/null && return 0
+  done
+  apt_install chromium || die "headless Chromium is missing: install it (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chrome"
+}
+
 ensure_postgres
 ensure_xmllint
 ensure_feedparser
+ensure_chromium
 cargo test --all-targets "$@"

@@ -1,4 +1,4 @@
-//! The command line: `serve`, `migrate`, `check`, `robots test`, `export`, `demo`.
+//! The command line: `serve`, `migrate`, `check`, `robots test`, `export`, `import`, `demo`.
 //!
 //! Each command loads the configuration the same way and returns an exit code; `main` only
 //! calls [`run`].
@@ -40,9 +40,37 @@ enum Command {
         /// Directory to write into (created if missing)
         dir: PathBuf,
     },
+    /// Load entries from existing sitemap files (XML, XML.gz, text, or an index and its files)
+    /// into the built-in sitemap_entries table; exit 1 if anything was skipped or a file failed
+    #[command(long_about = IMPORT_HELP)]
+    Import {
+        /// Sitemap, sitemap index or text sitemap to read, or - for stdin
+        #[arg(value_name = "FILE|-")]
+        file: String,
+    },
     /// Serve sample entries from an embedded SQLite database, with zero configuration
     Demo,
 }
+
+const IMPORT_HELP: &str = "\
+Load entries from existing sitemap files into the built-in sitemap_entries table.
+
+The format is told by content, not by name: an XML sitemap (urlset), the same gzipped, a text
+sitemap (one URL per line), or a sitemap index, whose files are looked for beside it by the last
+segment of each <loc> (an index read from stdin: in the current directory). xhtml:link
+rel=\"alternate\" and image:image are imported into sitemap_alternates and sitemap_images;
+other extensions are ignored and counted.
+
+Entries are matched by loc: a new URL gets a new id, an existing one keeps its id and takes the
+file's lastmod, changefreq, priority, alternates and images (a text sitemap carries only URLs,
+so its lines leave existing entries as they are). Entries the server would skip (outside
+SITEMAP_BASE_URL, too long, disallowed by robots.txt, ...) are not imported but counted with
+examples; an invalid tag is dropped, not its entry. A missing or malformed file is reported
+with its position; the rest still imports, and what was written stays.
+
+Import always writes sitemap_entries, even when SITEMAP_SOURCE names another table or a view.
+Migrations are applied first. Exit status: 0 all imported, 1 something skipped or a file
+failed, 2 configuration error.";
 
 #[derive(Subcommand)]
 enum RobotsCommand {
@@ -89,6 +117,7 @@ pub fn run() -> i32 {
                 command: RobotsCommand::Test { url, user_agent },
             } => commands::robots_test(&config, &url, &user_agent),
             Command::Export { dir } => commands::export(&config, &dir).await,
+            Command::Import { file } => commands::import(&config, &file).await,
         }
     });
     match result {

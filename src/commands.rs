@@ -1,4 +1,4 @@
-//! One-shot commands: `migrate`, `check`, `robots test`, `export`.
+//! One-shot commands: `migrate`, `check`, `robots test`, `export`, `import`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,6 +8,7 @@ use futures::TryStreamExt;
 
 use crate::app::{self, StartError};
 use crate::config::Config;
+use crate::import::{self, Input};
 use crate::render;
 use crate::site::{page_file_name, Site};
 use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
@@ -167,6 +168,22 @@ async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
         dir.display()
     );
     Ok(())
+}
+
+/// Loads a sitemap (or an index and its files) into the built-in table and prints a summary;
+/// exit 1 when an entry was skipped or a file failed.
+pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
+    let robots = app::served_robots(config)?;
+    let rules = app::entry_rules(config, &robots);
+    let store = Store::connect(config).await?;
+    store.migrate().await?;
+    let mut progress = Progress::new("entries imported");
+    let report = import::run(&store, rules, Input::from_arg(file), |written| {
+        progress.tick(written.entries())
+    })
+    .await;
+    print!("{report}");
+    Ok(report.exit_code())
 }
 
 async fn render_whole(

@@ -236,6 +236,8 @@ pub struct Config {
     pub sites: Vec<SiteConfig>,
     /// Whether requests are routed by their Host header (SITEMAP_SITES_FILE is set).
     pub routed_by_host: bool,
+    /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
+    pub stylesheet: bool,
 }
 
 /// What differs between the sites one process serves.
@@ -427,6 +429,17 @@ impl Config {
             routed_by_host: sites_file.is_some(),
             sites,
             notify: notify_config(vars)?,
+            stylesheet: parse_with(
+                vars,
+                "SITEMAP_STYLESHEET",
+                "false",
+                "true or false",
+                |v| match v.to_ascii_lowercase().as_str() {
+                    "true" | "1" => Some(true),
+                    "false" | "0" => Some(false),
+                    _ => None,
+                },
+            )?,
         })
     }
 
@@ -874,6 +887,27 @@ mod tests {
         let err =
             with_base(&[("SITEMAP_PING_URL", "https://u:hunter2@h.example/{nope}")]).unwrap_err();
         assert!(!err.to_string().contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn the_stylesheet_setting_is_a_bool() {
+        let with = |value| {
+            config(&[
+                ("SITEMAP_BASE_URL", "https://e.com"),
+                ("SITEMAP_STYLESHEET", value),
+            ])
+        };
+        assert!(
+            !config(&[("SITEMAP_BASE_URL", "https://e.com")])
+                .unwrap()
+                .stylesheet
+        );
+        assert!(with("true").unwrap().stylesheet);
+        assert!(!with("FALSE").unwrap().stylesheet);
+        assert_eq!(
+            with("yes please").unwrap_err().to_string(),
+            "SITEMAP_STYLESHEET=\"yes please\": true or false"
+        );
     }
 
     #[test]

@@ -9,12 +9,14 @@
 //! - [`config`]: environment and `.env` → validated [`config::Config`]. No I/O beyond reading them.
 //! - [`sitemap`]: entry rules ([`sitemap::Loc`] and friends), limits, the XML writer. Pure.
 //! - [`robots`]: robots.txt template rendering, strict validation, RFC 9309 matching. Pure.
+//! - [`stylesheet`]: `/sitemap.xsl`, which browsers show sitemaps with, and its validators.
 //! - [`store`]: every SQL statement, behind one interface for PostgreSQL and SQLite.
 //! - [`pages`]: which ids each sitemap file holds, and the scan that measures files.
 //! - [`site`]: the snapshot of validators every request reads, and the sweep that updates it.
 //! - [`render`]: a page's rows → XML → gzip, streamed.
 //! - [`cache`]: rendered pages in memory, single flight.
 //! - [`http`]: router, handlers, conditional requests; [`error`] maps failures to statuses.
+//! - [`import`]: `sitemapd import`, existing sitemap files → the built-in table, streamed.
 //! - [`metrics`]: Prometheus counters of one service.
 //! - [`notify`]: IndexNow submissions and sitemap pings when files change, paced and retried.
 //! - [`app`], [`cli`], [`commands`], [`demo`]: wiring and the command line.
@@ -28,6 +30,7 @@ pub mod demo;
 pub mod error;
 pub mod feed;
 pub mod http;
+pub mod import;
 pub mod metrics;
 pub mod notify;
 pub mod pages;
@@ -36,3 +39,4 @@ pub mod robots;
 pub mod site;
 pub mod sitemap;
 pub mod store;
+pub mod stylesheet;

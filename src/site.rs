@@ -142,7 +142,11 @@ impl Site {
         robots_body: String,
         notifier: Arc<Notifier>,
     ) -> Result<Arc<Self>, StoreError> {
-        let style = DocumentStyle::default();
+        let style = DocumentStyle {
+            stylesheet: config
+                .stylesheet
+                .then(|| config.base_url.file_url(crate::stylesheet::FILE_NAME)),
+        };
         let now = Utc::now().timestamp();
         let robots_body = Bytes::from(robots_body);
         let layout = Layout::empty(&style, now);

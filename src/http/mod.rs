@@ -41,6 +41,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 const GZIP: &str = "application/gzip";
 const ATOM: &str = "application/atom+xml; charset=utf-8";
 const RSS: &str = "application/rss+xml; charset=utf-8";
+const XSL: &str = "text/xsl; charset=utf-8";
 
 /// Everything a handler needs; built once at start.
 pub struct App {
@@ -218,6 +219,12 @@ impl App {
                     _ => small_document(RSS, &feeds.rss, headers),
                 }
             }
+            Route::Stylesheet => Document::bytes(
+                XSL,
+                crate::stylesheet::validators(),
+                Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
+                None,
+            ),
             Route::Sitemap => match snapshot.single_page() {
                 Some(only) => page_document(only, PageForm::Negotiated(accepts_gzip(headers))),
                 None => small_document(XML, &snapshot.index, headers),

@@ -17,6 +17,8 @@ pub enum Route {
     /// `<key>.txt`: the IndexNow key, proving the site is ours.
     IndexNowKey,
     Robots,
+    /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
+    Stylesheet,
     Health,
     Ready,
     Metrics,
@@ -36,6 +38,7 @@ impl Route {
             Self::FeedRss => "feed_rss",
             Self::IndexNowKey => "indexnow_key",
             Self::Robots => "robots",
+            Self::Stylesheet => "stylesheet",
             Self::Health => "healthz",
             Self::Ready => "readyz",
             Self::Metrics => "metrics",
@@ -66,6 +69,7 @@ pub fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
         "sitemap.txt" => Route::SitemapTxt,
         "feed.atom" => Route::FeedAtom,
         "feed.rss" => Route::FeedRss,
+        "sitemap.xsl" => Route::Stylesheet,
         "healthz" => Route::Health,
         "readyz" => Route::Ready,
         "metrics" => Route::Metrics,
@@ -154,5 +158,10 @@ mod tests {
             route("/catalog/0123456789abcdef.txt", "/catalog/", None),
             None
         );
+        assert_eq!(
+            route("/catalog/sitemap.xsl", "/catalog/", None),
+            Some(Route::Stylesheet)
+        );
+        assert_eq!(route("/sitemap.xsl", "/catalog/", None), None);
     }
 }

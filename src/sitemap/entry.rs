@@ -202,6 +202,11 @@ impl Priority {
             .then(|| Self((value * 10_000.0).round() as u16))
     }
 
+    /// The value as a number, e.g. to store it.
+    pub fn value(self) -> f64 {
+        f64::from(self.0) / 10_000.0
+    }
+
     /// `0.0`, `0.5`, `0.85`, `1.0`: xsd:decimal, never an exponent.
     pub fn to_decimal(self) -> String {
         let (units, frac) = (self.0 / 10_000, self.0 % 10_000);

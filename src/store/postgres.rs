@@ -1,17 +1,20 @@
 //! PostgreSQL backend: entries by keyset range, state tables, and LISTEN/NOTIFY for changes.
 
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Row};
+use sqlx::{ConnectOptions, Postgres, QueryBuilder, Row, Transaction};
 
 use chrono::{DateTime, Utc};
 
 use super::{
-    quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange, Keyed, PageRecord,
+    alternate_rows, entry_columns, image_rows, quote_identifier, raw_alternate, raw_image, Change,
+    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord,
     SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
@@ -19,6 +22,13 @@ use crate::sitemap::{Namespaces, RawEntry};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
+
+/// Rows inserted with explicit ids (by a CMS, a script) leave the identity sequence behind the
+/// table; this moves it past the highest id, never back, so imported rows get fresh ids.
+const CATCH_UP_IDENTITY: &str = "SELECT setval(seq, top) FROM ( \
+     SELECT pg_get_serial_sequence('sitemap_entries', 'id')::regclass AS seq, \
+            (SELECT max(id) FROM sitemap_entries) AS top) AS t \
+     WHERE seq IS NOT NULL AND top > COALESCE(pg_sequence_last_value(seq), 0)";
 
 #[derive(Clone)]
 pub struct PgStore {
@@ -298,6 +308,30 @@ impl PgStore {
         Ok(Some((pages, files)))
     }
 
+    pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(CATCH_UP_IDENTITY).execute(&mut *tx).await?;
+        let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
+        let plan = ImportPlan::new(batch, &existing);
+        for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut upsert = QueryBuilder::<Postgres>::new(UPSERT_ENTRIES.0);
+            upsert.push_values(chunk, |mut row, entry| {
+                let (lastmod, changefreq, priority) = entry_columns(entry);
+                row.push_bind(&entry.loc)
+                    .push_bind(lastmod)
+                    .push_bind(changefreq)
+                    .push_bind(priority);
+            });
+            upsert.push(UPSERT_ENTRIES.1);
+            upsert.build().execute(&mut *tx).await?;
+        }
+        let ids = ids_by_loc(&mut tx, plan.upserts.iter().map(|e| e.loc.as_str())).await?;
+        let owners = plan.extension_owners(&ids);
+        replace_extensions(&mut tx, &owners).await?;
+        tx.commit().await?;
+        Ok(plan.counts(&owners))
+    }
+
     pub async fn ready(&self) -> Result<(), StoreError> {
         let applied: i64 =
             sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
@@ -409,6 +443,68 @@ fn raw_entry(row: &PgRow) -> RawEntry {
         priority: row.try_get("priority").ok().flatten(),
         ..RawEntry::default()
     }
+}
+
+/// Ids of those `locs` that exist in the built-in table.
+async fn ids_by_loc<'a>(
+    tx: &mut Transaction<'_, Postgres>,
+    locs: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, i64>, StoreError> {
+    let locs: Vec<&str> = locs.collect();
+    let mut ids = HashMap::with_capacity(locs.len());
+    for chunk in locs.chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut select =
+            QueryBuilder::<Postgres>::new("SELECT id, loc FROM sitemap_entries WHERE loc IN (");
+        let mut list = select.separated(", ");
+        for loc in chunk {
+            list.push_bind(*loc);
+        }
+        select.push(")");
+        for row in select.build().fetch_all(&mut **tx).await? {
+            ids.insert(row.try_get("loc")?, row.try_get("id")?);
+        }
+    }
+    Ok(ids)
+}
+
+/// Deletes the extension rows of `owners`, then writes the file's.
+async fn replace_extensions(
+    tx: &mut Transaction<'_, Postgres>,
+    owners: &[(i64, Option<&EntryDetails>)],
+) -> Result<(), StoreError> {
+    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
+    for table in ["sitemap_alternates", "sitemap_images"] {
+        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut delete =
+                QueryBuilder::<Postgres>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
+            let mut list = delete.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            delete.push(")");
+            delete.build().execute(&mut **tx).await?;
+        }
+    }
+    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Postgres>::new(
+            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
+        );
+        insert.push_values(chunk, |mut row, (id, alternate)| {
+            row.push_bind(*id)
+                .push_bind(&alternate.hreflang)
+                .push_bind(&alternate.href);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert =
+            QueryBuilder::<Postgres>::new("INSERT INTO sitemap_images (entry_id, loc) ");
+        insert.push_values(chunk, |mut row, (id, loc)| {
+            row.push_bind(*id).push_bind(*loc);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 async fn load_pages<'e>(

@@ -1,6 +1,7 @@
 //! SQLite backend, the embedded default: same interface as PostgreSQL; changes are seen by
 //! polling the one-row change log our triggers keep (SQLite cannot notify another process).
 
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -9,14 +10,16 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
 };
-use sqlx::{ConnectOptions, Row};
+use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction};
 
 use super::{
-    quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange, Keyed, PageRecord,
+    alternate_rows, entry_columns, image_rows, quote_identifier, raw_alternate, raw_image, Change,
+    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord,
     SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
-use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::entry::{w3c_datetime, RawAlternate, RawImage};
 use crate::sitemap::{Namespaces, RawEntry};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -300,6 +303,29 @@ impl SqliteStore {
         Ok(Some((pages, files)))
     }
 
+    pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
+        let plan = ImportPlan::new(batch, &existing);
+        for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut upsert = QueryBuilder::<Sqlite>::new(UPSERT_ENTRIES.0);
+            upsert.push_values(chunk, |mut row, entry| {
+                let (lastmod, changefreq, priority) = entry_columns(entry);
+                row.push_bind(&entry.loc)
+                    .push_bind(lastmod.map(w3c_datetime))
+                    .push_bind(changefreq)
+                    .push_bind(priority);
+            });
+            upsert.push(UPSERT_ENTRIES.1);
+            upsert.build().execute(&mut *tx).await?;
+        }
+        let ids = ids_by_loc(&mut tx, plan.upserts.iter().map(|e| e.loc.as_str())).await?;
+        let owners = plan.extension_owners(&ids);
+        replace_extensions(&mut tx, &owners).await?;
+        tx.commit().await?;
+        Ok(plan.counts(&owners))
+    }
+
     pub async fn ready(&self) -> Result<(), StoreError> {
         let applied: i64 =
             sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
@@ -414,6 +440,67 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|at| at.and_utc())
+}
+
+/// Ids of those `locs` that exist in the built-in table.
+async fn ids_by_loc<'a>(
+    tx: &mut Transaction<'_, Sqlite>,
+    locs: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, i64>, StoreError> {
+    let locs: Vec<&str> = locs.collect();
+    let mut ids = HashMap::with_capacity(locs.len());
+    for chunk in locs.chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut select =
+            QueryBuilder::<Sqlite>::new("SELECT id, loc FROM sitemap_entries WHERE loc IN (");
+        let mut list = select.separated(", ");
+        for loc in chunk {
+            list.push_bind(*loc);
+        }
+        select.push(")");
+        for row in select.build().fetch_all(&mut **tx).await? {
+            ids.insert(row.try_get("loc")?, row.try_get("id")?);
+        }
+    }
+    Ok(ids)
+}
+
+/// Deletes the extension rows of `owners`, then writes the file's.
+async fn replace_extensions(
+    tx: &mut Transaction<'_, Sqlite>,
+    owners: &[(i64, Option<&EntryDetails>)],
+) -> Result<(), StoreError> {
+    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
+    for table in ["sitemap_alternates", "sitemap_images"] {
+        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut delete =
+                QueryBuilder::<Sqlite>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
+            let mut list = delete.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            delete.push(")");
+            delete.build().execute(&mut **tx).await?;
+        }
+    }
+    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
+        );
+        insert.push_values(chunk, |mut row, (id, alternate)| {
+            row.push_bind(*id)
+                .push_bind(&alternate.hreflang)
+                .push_bind(&alternate.href);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Sqlite>::new("INSERT INTO sitemap_images (entry_id, loc) ");
+        insert.push_values(chunk, |mut row, (id, loc)| {
+            row.push_bind(*id).push_bind(*loc);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 async fn load_pages<'e>(

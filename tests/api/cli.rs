@@ -85,6 +85,7 @@ fn every_command_has_help() {
         &["check", "--help"],
         &["robots", "test", "--help"],
         &["export", "--help"],
+        &["import", "--help"],
         &["demo", "--help"],
     ] {
         let out = sitemapd(&[], args);

@@ -105,6 +105,16 @@ pub const BASE: &str = "https://www.example.com/";
 
 /// Starts a server on `database_url` with the given variables (SITEMAP_BASE_URL defaults to BASE).
 pub async fn spawn_app(database_url: &str, vars: &[(&str, &str)]) -> TestApp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    spawn_app_on(listener, database_url, vars).await
+}
+
+/// [`spawn_app`] on a listener bound already, for a base URL that names its own address.
+pub async fn spawn_app_on(
+    listener: tokio::net::TcpListener,
+    database_url: &str,
+    vars: &[(&str, &str)],
+) -> TestApp {
     let mut pairs: Vec<(&str, &str)> = vec![
         ("SITEMAP_BASE_URL", BASE),
         ("DATABASE_URL", database_url),
@@ -114,7 +124,6 @@ pub async fn spawn_app(database_url: &str, vars: &[(&str, &str)]) -> TestApp {
     let config =
         Config::from_vars(&Vars::from_pairs(pairs), &Defaults::default()).expect("test config");
     let app = sitemapd::app::build(&config).await.expect("build app");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     sitemapd::app::keep_current(&app, config.refresh);
     let server_app = app.clone();

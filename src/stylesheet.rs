@@ -1,0 +1,47 @@
+//! `/sitemap.xsl`: the XSLT 1.0 stylesheet browsers show sitemaps and indexes with, as tables.
+//!
+//! It is built in (`templates/sitemap.xsl`) and the same for every site, so its validators are
+//! constants: the ETag is the fingerprint of its bytes, and `Last-Modified` is [`CHANGED_AT`],
+//! which a unit test keeps honest (it fails when the bytes change and the time does not).
+//! Sitemaps name it only when `SITEMAP_STYLESHEET=true`; it is served either way.
+
+use std::sync::LazyLock;
+
+use crate::site::Validators;
+use crate::sitemap::Fingerprint;
+
+/// Served under the mount path of `SITEMAP_BASE_URL`, like the sitemaps.
+pub const FILE_NAME: &str = "sitemap.xsl";
+
+pub const BODY: &str = include_str!("../templates/sitemap.xsl");
+
+/// When `templates/sitemap.xsl` last changed (Unix seconds): its `Last-Modified`.
+pub const CHANGED_AT: i64 = 1795336999;
+
+static VALIDATORS: LazyLock<Validators> = LazyLock::new(|| Validators {
+    fingerprint: Fingerprint::of(BODY.as_bytes()),
+    changed_at: CHANGED_AT,
+});
+
+pub fn validators() -> Validators {
+    *VALIDATORS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fingerprint of the stylesheet that [`CHANGED_AT`] dates.
+    const DATED_FINGERPRINT: &str = "d3129a9003995e21ab3e6540627cb5ed";
+
+    #[test]
+    fn last_modified_moves_with_the_bytes() {
+        assert_eq!(
+            validators().fingerprint.hex(),
+            DATED_FINGERPRINT,
+            "templates/sitemap.xsl changed: set CHANGED_AT to the current Unix time ({}) and \
+             DATED_FINGERPRINT to the new fingerprint",
+            chrono::Utc::now().timestamp()
+        );
+    }
+}
