@@ -52,6 +52,22 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
             .await
             .map_err(StoreError::from)?;
     }
+    // Extensions in the first file: French articles list their language versions (paths are
+    // resolved against the base URL), product pages an image on a CDN.
+    sqlx::raw_sql(
+        "INSERT INTO sitemap_alternates (entry_id, hreflang, href)
+           SELECT id, 'fr', '/fr/article.php?AIndex=' || id || '&lang=fr'
+           FROM sitemap_entries WHERE id % 4 = 0 AND id <= 2000
+           UNION ALL
+           SELECT id, 'en', '/en/articles/' || id || '-news'
+           FROM sitemap_entries WHERE id % 4 = 0 AND id <= 2000;
+         INSERT INTO sitemap_images (entry_id, loc)
+           SELECT id, 'https://cdn.example.com/produits/' || id || '.jpg'
+           FROM sitemap_entries WHERE id % 4 = 2 AND id <= 2000;",
+    )
+    .execute(&mut *tx)
+    .await
+    .map_err(StoreError::from)?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Feeds of recent changes: `/feed.atom` (Atom 1.0, RFC 4287) and `/feed.rss` (RSS 2.0) of the
 //! SITEMAP_FEED_SIZE most recently modified entries. Pure: entries in, bytes out.
 //!
-//! Every date comes from the data: an entry's `<updated>`/`<pubDate>` is its lastmod, and the
+//! Entries are titled by their decoded path (sitemapd knows no page titles). Every date comes
+//! from the data: an entry's `<updated>`/`<pubDate>` is its lastmod, and the
 //! feed's own is the newest of them (entries without a lastmod are not in feeds). A feed with no
 //! entries says 1970-01-01, never the time it was built, so its bytes stay the same until the
 //! data changes.
@@ -45,7 +46,7 @@ impl FeedSite<'_> {
             .unwrap_or(DateTime::UNIX_EPOCH)
     }
 
-    /// An Atom 1.0 feed: entries identified by their URL, titled by it, with their lastmod.
+    /// An Atom 1.0 feed: entries identified by their URL, titled by its path, with their lastmod.
     pub fn atom(&self, entries: &[FeedEntry]) -> Vec<u8> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
         let self_url = self.base.file_url(ATOM_FILE);
@@ -70,7 +71,7 @@ impl FeedSite<'_> {
             let loc = entry.loc.as_str();
             out.push_str("<entry>");
             push_inline(&mut out, "id", loc);
-            push_inline(&mut out, "title", loc);
+            push_inline(&mut out, "title", &readable_title(&entry.loc));
             out.push_str(&format!(
                 "<link rel=\"alternate\" href=\"{}\"/>",
                 escape(loc)
@@ -102,7 +103,7 @@ impl FeedSite<'_> {
         for entry in entries {
             let loc = entry.loc.as_str();
             out.push_str("<item>");
-            push_inline(&mut out, "title", loc);
+            push_inline(&mut out, "title", &readable_title(&entry.loc));
             push_inline(&mut out, "link", loc);
             out.push_str(&format!(
                 "<guid isPermaLink=\"true\">{}</guid>",
@@ -114,6 +115,16 @@ impl FeedSite<'_> {
         out.push_str("</channel>\n</rss>\n");
         out.into_bytes()
     }
+}
+
+/// A title for a page sitemapd knows only by URL: its path and query, percent-decoded so a
+/// person reads `/événements/été-3`, not `/%C3%A9v%C3%A9nements/%C3%A9t%C3%A9-3`.
+fn readable_title(loc: &Loc) -> String {
+    let path = loc.path_and_query();
+    let path = if path.is_empty() { "/" } else { path };
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// RFC 822 dates as RSS 2.0 wants them, with a four-digit year: `Wed, 01 May 2024 12:00:00 +0000`.
@@ -158,7 +169,9 @@ mod tests {
         let base = BaseUrl::parse("https://e.com/shop").unwrap();
         let atom = String::from_utf8(FeedSite { base: &base }.atom(&entries())).unwrap();
         assert!(atom.contains("<updated>2024-05-05T12:00:00+00:00</updated>\n"));
-        assert!(atom.contains("<entry><id>https://e.com/shop/a?x=1&amp;y=2</id>"));
+        assert!(atom.contains(
+            "<entry><id>https://e.com/shop/a?x=1&amp;y=2</id><title>/shop/a?x=1&amp;y=2</title>"
+        ));
         assert!(atom.contains("<title>Recently updated pages on e.com/shop</title>"));
         let empty = String::from_utf8(FeedSite { base: &base }.atom(&[])).unwrap();
         assert!(empty.contains("<updated>1970-01-01T00:00:00+00:00</updated>"));
