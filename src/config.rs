@@ -134,6 +134,8 @@ impl BaseUrl {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DatabaseKind {
     Postgres,
+    /// MySQL or MariaDB.
+    Mysql,
     Sqlite,
 }
 
@@ -148,13 +150,26 @@ impl DatabaseUrl {
     pub fn parse(value: &str) -> Result<Self, String> {
         let kind = if value.starts_with("postgres://") || value.starts_with("postgresql://") {
             DatabaseKind::Postgres
+        } else if value.starts_with("mysql://") || value.starts_with("mariadb://") {
+            DatabaseKind::Mysql
         } else if value.starts_with("sqlite:") {
             DatabaseKind::Sqlite
         } else {
-            return Err("a postgres://… or sqlite://… URL".into());
+            return Err("a postgres://…, mysql://… or sqlite://… URL".into());
         };
-        if kind == DatabaseKind::Postgres {
-            Url::parse(value).map_err(|e| format!("a valid postgres:// URL ({e})"))?;
+        match kind {
+            DatabaseKind::Postgres => {
+                Url::parse(value).map_err(|e| format!("a valid postgres:// URL ({e})"))?;
+            }
+            DatabaseKind::Mysql => {
+                let url = Url::parse(value).map_err(|e| format!("a valid mysql:// URL ({e})"))?;
+                if url.path().trim_start_matches('/').is_empty() {
+                    return Err(
+                        "a mysql:// URL that names a database, e.g. mysql://user@host/cms".into(),
+                    );
+                }
+            }
+            DatabaseKind::Sqlite => {}
         }
         Ok(Self {
             raw: value.to_string(),
@@ -754,6 +769,20 @@ mod tests {
         assert!(!err.to_string().contains("hunter2"), "{err}");
         let url = DatabaseUrl::parse("postgres://u:hunter2@localhost/db").unwrap();
         assert!(!format!("{url} {url:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn mysql_urls_must_name_a_database() {
+        let url = DatabaseUrl::parse("mysql://wp:secret@localhost/wordpress").unwrap();
+        assert_eq!(url.kind(), DatabaseKind::Mysql);
+        assert_eq!(
+            DatabaseUrl::parse("mariadb://root@127.0.0.1:3306/cms")
+                .unwrap()
+                .kind(),
+            DatabaseKind::Mysql
+        );
+        let err = DatabaseUrl::parse("mysql://wp@localhost").unwrap_err();
+        assert!(err.contains("names a database"), "{err}");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - [`sitemap`]: entry rules ([`sitemap::Loc`] and friends), limits, the XML writer. Pure.
 //! - [`robots`]: robots.txt template rendering, strict validation, RFC 9309 matching. Pure.
 //! - [`stylesheet`]: `/sitemap.xsl`, which browsers show sitemaps with, and its validators.
-//! - [`store`]: every SQL statement, behind one interface for PostgreSQL and SQLite.
+//! - [`store`]: every SQL statement, behind one interface for PostgreSQL, MySQL/MariaDB
+//!   and SQLite.
 //! - [`pages`]: which ids each sitemap file holds, and the scan that measures files.
 //! - [`site`]: the snapshot of validators every request reads, and the sweep that updates it.
 //! - [`render`]: a page's rows → XML → gzip, streamed.

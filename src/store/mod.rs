@@ -1,4 +1,5 @@
-//! The store: every SQL statement sitemapd runs, behind one interface for all backends.
+//! The store: every SQL statement sitemapd runs, behind one interface for all backends
+//! (PostgreSQL, MySQL/MariaDB, and SQLite as the embedded default).
 //!
 //! It reads entries from `SITEMAP_SOURCE` by id range (keyset: `WHERE id BETWEEN lo AND hi ORDER
 //! BY id`, so the last page costs what the first does), keeps our own small state tables (page
@@ -8,6 +9,7 @@
 //! `sitemapd import` writes through [`Store::import_batch`]: always into the built-in
 //! `sitemap_entries` (and its extension tables), whatever `SITEMAP_SOURCE` names.
 
+mod mysql;
 mod postgres;
 mod sqlite;
 
@@ -20,6 +22,7 @@ use crate::config::{Config, DatabaseKind};
 use crate::sitemap::entry::{ChangeFreq, Lastmod, Priority, RawAlternate, RawImage};
 use crate::sitemap::{Namespaces, RawEntry};
 
+pub use mysql::MySqlStore;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -247,8 +250,8 @@ impl<'a> ImportPlan<'a> {
     }
 }
 
-/// The upsert of entries by `loc`, the same text for PostgreSQL and SQLite (MySQL says
-/// `ON DUPLICATE KEY UPDATE`); the VALUES rows go between the two parts.
+/// The upsert of entries by `loc`, the same text for PostgreSQL and SQLite (MySQL has its own);
+/// the VALUES rows go between the two parts.
 const UPSERT_ENTRIES: (&str, &str) = (
     "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
     " ON CONFLICT (loc) DO UPDATE SET lastmod = excluded.lastmod, \
@@ -293,6 +296,7 @@ fn entry_columns(
 #[derive(Clone)]
 pub enum Store {
     Postgres(PgStore),
+    Mysql(MySqlStore),
     Sqlite(SqliteStore),
 }
 
@@ -300,6 +304,7 @@ macro_rules! each {
     ($self:expr, $s:ident => $body:expr) => {
         match $self {
             Store::Postgres($s) => $body,
+            Store::Mysql($s) => $body,
             Store::Sqlite($s) => $body,
         }
     };
@@ -309,6 +314,7 @@ impl Store {
     pub async fn connect(config: &Config) -> Result<Self, StoreError> {
         Ok(match config.database_url.kind() {
             DatabaseKind::Postgres => Self::Postgres(PgStore::connect(config).await?),
+            DatabaseKind::Mysql => Self::Mysql(MySqlStore::connect(config).await?),
             DatabaseKind::Sqlite => Self::Sqlite(SqliteStore::connect(config).await?),
         })
     }
@@ -321,6 +327,7 @@ impl Store {
     pub fn for_source(&self, source: &str) -> Store {
         match self {
             Store::Postgres(s) => Store::Postgres(s.for_source(source)),
+            Store::Mysql(s) => Store::Mysql(s.for_source(source)),
             Store::Sqlite(s) => Store::Sqlite(s.for_source(source)),
         }
     }

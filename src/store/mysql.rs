@@ -1,0 +1,651 @@
+//! MySQL and MariaDB backend: same interface as PostgreSQL. MySQL cannot notify a client, so
+//! changes are seen by polling the one-row change log our row triggers keep, as on SQLite.
+//!
+//! Every column is read through a cast (`CAST(loc AS CHAR)`, `priority + 0E0`, …): a view over
+//! a CMS's tables may hold any compatible type, and binary-collated text would not decode as a
+//! string otherwise. DATETIME values are read as UTC, and the session's time zone is UTC, so
+//! TIMESTAMP columns are converted to UTC by the server.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlRow};
+use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
+
+use super::{
+    alternate_rows, entry_columns, image_rows, raw_alternate, raw_image, Change, EntryDetails,
+    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord, SavedState,
+    StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
+};
+use crate::config::Config;
+use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::{Namespaces, RawEntry};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/mysql");
+const CHANGE_POLL: Duration = Duration::from_millis(250);
+
+/// The comment the migration gives the entries table it creates: triggers go only there.
+const OWN_ENTRIES_COMMENT: &str = "sitemapd entries";
+
+/// Tables whose row triggers record touched entry ids: the table, the column that holds the
+/// entry id, and the prefix of the triggers' names (the same names as on PostgreSQL).
+const TRIGGERED_TABLES: [(&str, &str, &str); 3] = [
+    ("sitemap_entries", "id", "sitemapd_entries"),
+    (ALTERNATES_TABLE, "entry_id", ALTERNATES_TABLE),
+    (IMAGES_TABLE, "entry_id", IMAGES_TABLE),
+];
+
+/// The upsert of entries by `loc` (its unique hash); the VALUES rows go between the parts.
+const UPSERT_ENTRIES: (&str, &str) = (
+    "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
+    " ON DUPLICATE KEY UPDATE lastmod = VALUES(lastmod), \
+     changefreq = VALUES(changefreq), priority = VALUES(priority)",
+);
+
+#[derive(Clone)]
+pub struct MySqlStore {
+    pool: MySqlPool,
+    queries: std::sync::Arc<Queries>,
+}
+
+/// Statements that name the source, built once.
+struct Queries {
+    select_range: String,
+    select_chunk: String,
+    select_recent: String,
+    select_modified: String,
+}
+
+impl Queries {
+    fn new(source: &str) -> Self {
+        // Conditions name the source's own columns (`src.`), not the casts of the same name,
+        // so the indexes on them serve the query.
+        let select = select_sql(source);
+        Self {
+            select_range: format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id"),
+            select_chunk: format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"),
+            select_recent: format!(
+                "{select} WHERE src.lastmod IS NOT NULL \
+                 ORDER BY src.lastmod DESC, src.id DESC LIMIT ?"
+            ),
+            select_modified: format!(
+                "{select} WHERE src.lastmod IS NOT NULL \
+                 AND (src.lastmod > ? OR (src.lastmod = ? AND src.id > ?)) AND src.lastmod <= ? \
+                 ORDER BY src.lastmod, src.id LIMIT ?"
+            ),
+        }
+    }
+}
+
+impl MySqlStore {
+    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+        // The driver's defaults already set the session's time zone to UTC and utf8mb4.
+        let options = MySqlConnectOptions::from_str(config.database_url.expose())?
+            .disable_statement_logging();
+        let timeout = config.statement_timeout;
+        let pool = MySqlPoolOptions::new()
+            .max_connections(config.max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _| Box::pin(set_statement_timeout(conn, timeout)))
+            .connect_lazy_with(options);
+        Ok(Self {
+            pool,
+            queries: std::sync::Arc::new(Queries::new(&config.source)),
+        })
+    }
+
+    pub fn for_source(&self, source: &str) -> Self {
+        Self {
+            pool: self.pool.clone(),
+            queries: std::sync::Arc::new(Queries::new(source)),
+        }
+    }
+
+    /// Applies the migrations, then puts the change triggers on the tables they created.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        MIGRATOR.run(&self.pool).await?;
+        if let Err(e) = self.add_change_triggers().await {
+            // Serving still works: changes then show at the next periodic sweep.
+            tracing::warn!(
+                error = %e,
+                "cannot create the change triggers (they need the TRIGGER privilege, and with \
+                 binary logging on, log_bin_trust_function_creators=1); changes will show \
+                 every SITEMAP_REFRESH_SECS instead of at once"
+            );
+        }
+        Ok(())
+    }
+
+    async fn add_change_triggers(&self) -> Result<(), StoreError> {
+        let entries_comment: Option<String> = sqlx::query_scalar(
+            "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'sitemap_entries'",
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        if entries_comment.as_deref() != Some(OWN_ENTRIES_COMMENT) {
+            return Ok(());
+        }
+        let existing: Vec<String> = sqlx::query_scalar(
+            "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS \
+             WHERE TRIGGER_SCHEMA = DATABASE()",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        for (table, id_column, prefix) in TRIGGERED_TABLES {
+            let (new, old) = (format!("NEW.{id_column}"), format!("OLD.{id_column}"));
+            for (event, done, first, ids) in [
+                ("INSERT", "inserted", &new, new.clone()),
+                ("UPDATE", "updated", &new, format!("{new}, {old}")),
+                ("DELETE", "deleted", &old, old.clone()),
+            ] {
+                let name = format!("{prefix}_{done}");
+                if existing.contains(&name) {
+                    continue;
+                }
+                self.pool
+                    .execute(&*format!(
+                        "CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW \
+                         UPDATE sitemapd_changes SET version = version + 1, \
+                           lo = LEAST(COALESCE(lo, {first}), {ids}), \
+                           hi = GREATEST(COALESCE(hi, {first}), {ids}) \
+                         WHERE source = 'sitemap_entries'"
+                    ))
+                    .await?;
+            }
+        }
+        // Last: the row that says the table reports its changes.
+        sqlx::query(
+            "INSERT IGNORE INTO sitemapd_changes (source, version) VALUES ('sitemap_entries', 0)",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query(&self.queries.select_range)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch(&self.pool)
+            .map_ok(|row| raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
+    pub async fn entries_chunk(
+        &self,
+        range: IdRange,
+        limit: i64,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query(&self.queries.select_chunk)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn alternates(&self, range: IdRange) -> Result<Keyed<RawAlternate>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(hreflang AS CHAR) AS hreflang, \
+             CAST(href AS CHAR) AS href \
+             FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ? AND ? ORDER BY entry_id, hreflang, href"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let alternate = raw_alternate(
+                    r.try_get("hreflang").ok().flatten(),
+                    r.try_get("href").ok().flatten(),
+                );
+                (r.try_get("entry_id").unwrap_or_default(), alternate)
+            })
+            .collect())
+    }
+
+    pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(loc AS CHAR) AS loc \
+             FROM {IMAGES_TABLE} WHERE entry_id BETWEEN ? AND ? ORDER BY entry_id, id"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let image = raw_image(r.try_get("loc").ok().flatten());
+                (r.try_get("entry_id").unwrap_or_default(), image)
+            })
+            .collect())
+    }
+
+    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT EXISTS (SELECT 1 FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ? AND ?) + 0 AS xhtml, \
+                    EXISTS (SELECT 1 FROM {IMAGES_TABLE} WHERE entry_id BETWEEN ? AND ?) + 0 AS image"
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .bind(range.first)
+        .bind(range.last)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Namespaces {
+            xhtml: row.try_get::<i64, _>("xhtml")? != 0,
+            image: row.try_get::<i64, _>("image")? != 0,
+        })
+    }
+
+    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query(&self.queries.select_recent)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn modified_after(
+        &self,
+        after: SubmittedThrough,
+        through: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        let after_at = DateTime::from_timestamp_micros(after.lastmod_us)
+            .unwrap_or_default()
+            .naive_utc();
+        let rows = sqlx::query(&self.queries.select_modified)
+            .bind(after_at)
+            .bind(after_at)
+            .bind(after.id)
+            .bind(through.naive_utc())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(raw_entry).collect())
+    }
+
+    pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
+        let row =
+            sqlx::query("SELECT through_us, through_id FROM sitemapd_indexnow WHERE site = ?")
+                .bind(site)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(match row {
+            Some(r) => Some(SubmittedThrough {
+                lastmod_us: r.try_get("through_us")?,
+                id: r.try_get("through_id")?,
+            }),
+            None => None,
+        })
+    }
+
+    pub async fn advance_submitted(
+        &self,
+        site: &str,
+        from: Option<SubmittedThrough>,
+        to: SubmittedThrough,
+    ) -> Result<bool, StoreError> {
+        let moved = match from {
+            None => sqlx::query(
+                "INSERT IGNORE INTO sitemapd_indexnow (site, through_us, through_id) VALUES (?, ?, ?)",
+            )
+            .bind(site)
+            .bind(to.lastmod_us)
+            .bind(to.id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected(),
+            Some(from) => sqlx::query(
+                "UPDATE sitemapd_indexnow SET through_us = ?, through_id = ? \
+                 WHERE site = ? AND through_us = ? AND through_id = ?",
+            )
+            .bind(to.lastmod_us)
+            .bind(to.id)
+            .bind(site)
+            .bind(from.lastmod_us)
+            .bind(from.id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(moved == 1)
+    }
+
+    pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
+        load_pages(&self.pool, site).await
+    }
+
+    pub async fn load_files(&self, site: &str) -> Result<Vec<FileRecord>, StoreError> {
+        load_files(&self.pool, site).await
+    }
+
+    pub async fn save_state<F>(
+        &self,
+        site: &str,
+        merge: F,
+    ) -> Result<Option<SavedState>, StoreError>
+    where
+        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
+    {
+        // One writer per site at a time, across replicas: the site's lock row, locked until the
+        // transaction ends. It is made outside the transaction, so two replicas never hold a
+        // shared lock on it that both then try to upgrade.
+        sqlx::query("INSERT IGNORE INTO sitemapd_locks (site) VALUES (?)")
+            .bind(site)
+            .execute(&self.pool)
+            .await?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT site FROM sitemapd_locks WHERE site = ? FOR UPDATE")
+            .bind(site)
+            .execute(&mut *tx)
+            .await?;
+        let Some((pages, files)) = merge(
+            load_pages(&mut *tx, site).await?,
+            load_files(&mut *tx, site).await?,
+        ) else {
+            return Ok(None);
+        };
+        sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?")
+            .bind(site)
+            .execute(&mut *tx)
+            .await?;
+        for chunk in pages.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut insert = QueryBuilder::<MySql>::new(
+                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) ",
+            );
+            insert.push_values(chunk, |mut row, p| {
+                row.push_bind(site)
+                    .push_bind(p.page_no)
+                    .push_bind(p.first_id)
+                    .push_bind(p.urls)
+                    .push_bind(p.bytes)
+                    .push_bind(&p.fingerprint)
+                    .push_bind(p.changed_at)
+                    .push_bind(p.extensions);
+            });
+            insert.build().execute(&mut *tx).await?;
+        }
+        for f in &files {
+            sqlx::query(
+                "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES (?, ?, ?, ?) \
+                 ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), changed_at = VALUES(changed_at)",
+            )
+            .bind(site)
+            .bind(&f.name)
+            .bind(&f.fingerprint)
+            .bind(f.changed_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some((pages, files)))
+    }
+
+    pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
+        let plan = ImportPlan::new(batch, &existing);
+        for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut upsert = QueryBuilder::<MySql>::new(UPSERT_ENTRIES.0);
+            upsert.push_values(chunk, |mut row, entry| {
+                let (lastmod, changefreq, priority) = entry_columns(entry);
+                row.push_bind(&entry.loc)
+                    .push_bind(lastmod.map(|at| at.naive_utc()))
+                    .push_bind(changefreq)
+                    .push_bind(priority);
+            });
+            upsert.push(UPSERT_ENTRIES.1);
+            upsert.build().execute(&mut *tx).await?;
+        }
+        let ids = ids_by_loc(&mut tx, plan.upserts.iter().map(|e| e.loc.as_str())).await?;
+        let owners = plan.extension_owners(&ids);
+        replace_extensions(&mut tx, &owners).await?;
+        tx.commit().await?;
+        Ok(plan.counts(&owners))
+    }
+
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        let applied: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await?;
+        if applied < MIGRATOR.iter().count() as i64 {
+            return Err(StoreError::Migrate(
+                sqlx::migrate::MigrateError::VersionMissing(0),
+            ));
+        }
+        Ok(())
+    }
+
+    pub async fn notifies(&self, source: &str) -> bool {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sitemapd_changes WHERE source = ?")
+            .bind(source)
+            .fetch_one(&self.pool)
+            .await
+            .is_ok_and(|n| n > 0)
+    }
+
+    /// Polls the change log; reports the id range touched since this was called (the current
+    /// version is read first, so a sweep made right after misses nothing).
+    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+        let pool = self.pool.clone();
+        let source = source.to_string();
+        let start =
+            sqlx::query_scalar::<_, i64>("SELECT version FROM sitemapd_changes WHERE source = ?")
+                .bind(&source)
+                .fetch_optional(&pool)
+                .await
+                .ok()
+                .flatten();
+        stream::unfold(start, move |mut seen| {
+            let (pool, source) = (pool.clone(), source.clone());
+            async move {
+                loop {
+                    tokio::time::sleep(CHANGE_POLL).await;
+                    let Ok(Some(row)) =
+                        sqlx::query("SELECT version, lo, hi FROM sitemapd_changes WHERE source = ?")
+                            .bind(&source)
+                            .fetch_optional(&pool)
+                            .await
+                    else {
+                        continue;
+                    };
+                    let version: i64 = row.try_get("version").unwrap_or_default();
+                    if seen.replace(version).is_none_or(|v| v == version) {
+                        continue;
+                    }
+                    let range = match (row.try_get("lo"), row.try_get("hi")) {
+                        (Ok(Some(first)), Ok(Some(last))) => Change::Ids(IdRange { first, last }),
+                        _ => Change::Everything,
+                    };
+                    // Forget the range only if nothing changed since we read it.
+                    let _ = sqlx::query(
+                        "UPDATE sitemapd_changes SET lo = NULL, hi = NULL WHERE source = ? AND version = ?",
+                    )
+                    .bind(&source)
+                    .bind(version)
+                    .execute(&pool)
+                    .await;
+                    return Some((range, seen));
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+/// Bounds every statement the service runs: MariaDB calls it `max_statement_time` (seconds),
+/// MySQL `max_execution_time` (milliseconds, SELECTs only).
+async fn set_statement_timeout(
+    conn: &mut sqlx::MySqlConnection,
+    timeout: Duration,
+) -> Result<(), sqlx::Error> {
+    let mariadb = format!("SET SESSION max_statement_time = {}", timeout.as_secs_f64());
+    if conn.execute(&*mariadb).await.is_ok() {
+        return Ok(());
+    }
+    let mysql = format!("SET SESSION max_execution_time = {}", timeout.as_millis());
+    conn.execute(&*mysql).await.map(|_| ())
+}
+
+/// Quotes a possibly schema-qualified identifier the MySQL way: `cms.pages` → `` `cms`.`pages` ``.
+fn quote_identifier(name: &str) -> String {
+    name.split('.')
+        .map(|part| format!("`{}`", part.replace('`', "``")))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Casts make any view with the five columns readable, whatever their exact types.
+fn select_sql(source: &str) -> String {
+    format!(
+        "SELECT CAST(id AS SIGNED) AS id, CAST(loc AS CHAR) AS loc, \
+         CAST(lastmod AS DATETIME(6)) AS lastmod, CAST(changefreq AS CHAR) AS changefreq, \
+         priority + 0E0 AS priority FROM {} AS src",
+        quote_identifier(source)
+    )
+}
+
+fn raw_entry(row: &MySqlRow) -> RawEntry {
+    RawEntry {
+        id: row.try_get("id").unwrap_or_default(),
+        loc: row.try_get("loc").ok().flatten(),
+        // A zero date ('0000-00-00', common in CMS tables) is no date.
+        lastmod: row
+            .try_get::<Option<NaiveDateTime>, _>("lastmod")
+            .ok()
+            .flatten()
+            .map(|at| at.and_utc()),
+        changefreq: row.try_get("changefreq").ok().flatten(),
+        priority: row.try_get("priority").ok().flatten(),
+        ..RawEntry::default()
+    }
+}
+
+/// Ids of those `locs` that exist in the built-in table.
+async fn ids_by_loc<'a>(
+    tx: &mut Transaction<'_, MySql>,
+    locs: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, i64>, StoreError> {
+    let locs: Vec<&str> = locs.collect();
+    let mut ids = HashMap::with_capacity(locs.len());
+    for chunk in locs.chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut select = QueryBuilder::<MySql>::new(
+            "SELECT id, CAST(loc AS CHAR) AS loc FROM sitemap_entries WHERE loc_hash IN (",
+        );
+        let mut list = select.separated(", ");
+        for loc in chunk {
+            list.push("UNHEX(SHA2(")
+                .push_bind_unseparated(*loc)
+                .push_unseparated(", 256))");
+        }
+        select.push(")");
+        for row in select.build().fetch_all(&mut **tx).await? {
+            ids.insert(row.try_get("loc")?, row.try_get("id")?);
+        }
+    }
+    Ok(ids)
+}
+
+/// Deletes the extension rows of `owners`, then writes the file's.
+async fn replace_extensions(
+    tx: &mut Transaction<'_, MySql>,
+    owners: &[(i64, Option<&EntryDetails>)],
+) -> Result<(), StoreError> {
+    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
+    for table in [ALTERNATES_TABLE, IMAGES_TABLE] {
+        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let mut delete =
+                QueryBuilder::<MySql>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
+            let mut list = delete.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            delete.push(")");
+            delete.build().execute(&mut **tx).await?;
+        }
+    }
+    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<MySql>::new(
+            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
+        );
+        insert.push_values(chunk, |mut row, (id, alternate)| {
+            row.push_bind(*id)
+                .push_bind(&alternate.hreflang)
+                .push_bind(&alternate.href);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<MySql>::new("INSERT INTO sitemap_images (entry_id, loc) ");
+        insert.push_values(chunk, |mut row, (id, loc)| {
+            row.push_bind(*id).push_bind(*loc);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+async fn load_pages<'e>(
+    exec: impl sqlx::MySqlExecutor<'e>,
+    site: &str,
+) -> Result<Vec<PageRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT page_no, first_id, urls, bytes, CAST(fingerprint AS CHAR) AS fingerprint, changed_at, extensions \
+         FROM sitemapd_pages WHERE site = ? ORDER BY first_id",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(PageRecord::from_row)
+        .collect::<Result<_, _>>()?)
+}
+
+async fn load_files<'e>(
+    exec: impl sqlx::MySqlExecutor<'e>,
+    site: &str,
+) -> Result<Vec<FileRecord>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT CAST(name AS CHAR) AS name, CAST(fingerprint AS CHAR) AS fingerprint, changed_at \
+         FROM sitemapd_files WHERE site = ? ORDER BY name",
+    )
+    .bind(site)
+    .fetch_all(exec)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(FileRecord::from_row)
+        .collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted_with_backticks_part_by_part() {
+        assert_eq!(quote_identifier("wp_sitemap"), "`wp_sitemap`");
+        assert_eq!(quote_identifier("cms.v"), "`cms`.`v`");
+        assert_eq!(quote_identifier("a`b"), "`a``b`");
+    }
+
+    #[test]
+    fn the_source_is_quoted_in_the_query() {
+        assert!(Queries::new("cms.v")
+            .select_range
+            .contains("FROM `cms`.`v` AS src WHERE"));
+    }
+}
