@@ -114,7 +114,7 @@ async fn migrate_creates_the_tables_and_can_run_again() {
     let tables: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM pg_tables WHERE tablename IN ('sitemap_entries', 'sitemapd_pages', 'sitemapd_files')",
     )
-    .fetch_one(&db.pool)
+    .fetch_one(db.pg())
     .await
     .unwrap();
     assert_eq!(tables, 3);

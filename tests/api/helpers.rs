@@ -1,4 +1,5 @@
-//! Test harness: a database of its own per test, the real server on port 0, a real HTTP client.
+//! Test harness: a database of its own per test (PostgreSQL, MariaDB or SQLite), the real
+//! server on port 0, a real HTTP client.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -6,68 +7,352 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
 use sitemapd::config::{Config, Defaults, Vars};
 use sitemapd::http::App;
 use sitemapd::store::Change;
-use sqlx::postgres::PgPoolOptions;
-use sqlx::PgPool;
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-/// Where tests create their databases; the test script exports it.
+/// The database servers every acceptance test runs against (see [`on_each_database!`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    MariaDb,
+    Sqlite,
+}
+
+/// Where tests create their PostgreSQL databases; the test script exports it.
 pub fn admin_url() -> String {
     std::env::var("TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
-/// A PostgreSQL database made for one test.
+/// Where tests create their MySQL/MariaDB databases; the test script exports it.
+pub fn mysql_admin_url() -> String {
+    std::env::var("TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/mysql".into())
+}
+
+/// A connection pool of the test's own database.
+pub enum TestPool {
+    Postgres(PgPool),
+    MariaDb(MySqlPool),
+    Sqlite(SqlitePool),
+}
+
+/// Runs `$body` with `$pool` bound to the test database's pool and `$db` naming its sqlx
+/// database type.
+macro_rules! each_pool {
+    ($self:expr, |$pool:ident, $db:ident| $body:expr) => {
+        match &$self.pool {
+            TestPool::Postgres($pool) => {
+                #[allow(dead_code)]
+                type $db = sqlx::Postgres;
+                $body
+            }
+            TestPool::MariaDb($pool) => {
+                #[allow(dead_code)]
+                type $db = sqlx::MySql;
+                $body
+            }
+            TestPool::Sqlite($pool) => {
+                #[allow(dead_code)]
+                type $db = sqlx::Sqlite;
+                $body
+            }
+        }
+    };
+}
+
+/// A database made for one test (SQLite: a file in a directory of its own).
 pub struct TestDb {
     pub url: String,
-    pub pool: PgPool,
+    pub backend: Backend,
+    pub pool: TestPool,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl TestDb {
+    /// A PostgreSQL database.
     pub async fn new() -> Self {
-        let admin = admin_url();
+        Self::on(Backend::Postgres).await
+    }
+
+    pub async fn on(backend: Backend) -> Self {
         let name = format!("sitemapd_test_{}", uuid_like());
-        let admin_pool = PgPoolOptions::new().max_connections(1).connect(&admin).await.expect(
-            "PostgreSQL is not reachable at TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); \
-             run the tests with ./scripts/test.sh, which prepares it",
-        );
-        sqlx::query(&format!("CREATE DATABASE \"{name}\""))
-            .execute(&admin_pool)
+        match backend {
+            Backend::Postgres => {
+                let admin = admin_url();
+                create_database(
+                    &admin,
+                    &format!("CREATE DATABASE \"{name}\""),
+                    "PostgreSQL",
+                    "TEST_DATABASE_URL",
+                )
+                .await;
+                let url = replace_database(&admin, &name);
+                let options = PgConnectOptions::from_str(&url)
+                    .unwrap()
+                    .options([("timezone", "UTC")]);
+                let pool = PgPoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options)
+                    .await
+                    .expect("connect test database");
+                Self {
+                    url,
+                    backend,
+                    pool: TestPool::Postgres(pool),
+                    _dir: None,
+                }
+            }
+            Backend::MariaDb => {
+                let admin = mysql_admin_url();
+                create_database(
+                    &admin,
+                    &format!("CREATE DATABASE `{name}`"),
+                    "MariaDB",
+                    "TEST_MYSQL_URL",
+                )
+                .await;
+                let url = replace_database(&admin, &name);
+                let pool = MySqlPoolOptions::new()
+                    .max_connections(4)
+                    .connect(&url)
+                    .await
+                    .expect("connect test database");
+                Self {
+                    url,
+                    backend,
+                    pool: TestPool::MariaDb(pool),
+                    _dir: None,
+                }
+            }
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}", dir.path().join("sitemap.db").display());
+                let options = SqliteConnectOptions::from_str(&url)
+                    .unwrap()
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .busy_timeout(std::time::Duration::from_secs(10));
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(options)
+                    .await
+                    .expect("open test database");
+                Self {
+                    url,
+                    backend,
+                    pool: TestPool::Sqlite(pool),
+                    _dir: Some(dir),
+                }
+            }
+        }
+    }
+
+    /// The PostgreSQL pool, for tests of PostgreSQL-only behaviour.
+    pub fn pg(&self) -> &PgPool {
+        match &self.pool {
+            TestPool::Postgres(pool) => pool,
+            _ => panic!("a PostgreSQL test database was expected"),
+        }
+    }
+
+    /// Creates sitemapd's tables, as the service does when it starts.
+    pub async fn migrate(&self) {
+        let config = Config::from_vars(
+            &Vars::from_pairs(vec![
+                ("SITEMAP_BASE_URL", BASE),
+                ("DATABASE_URL", &self.url),
+            ]),
+            &Defaults::default(),
+        )
+        .expect("test config");
+        let store = sitemapd::store::Store::connect(&config)
             .await
-            .expect("create test database");
-        admin_pool.close().await;
-        let url = replace_database(&admin, &name);
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .connect(&url)
-            .await
-            .expect("connect test database");
-        Self { url, pool }
+            .expect("connect");
+        store.migrate().await.expect("migrate");
     }
 
     /// Runs SQL statements (setup, changes) on the test database.
     pub async fn exec(&self, sql: &str) {
-        sqlx::raw_sql(sql)
-            .execute(&self.pool)
+        each_pool!(self, |pool, _Db| sqlx::raw_sql(sql)
+            .execute(pool)
             .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            .map(|_| ()))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
-    /// Inserts `(loc, lastmod, changefreq, priority)` rows into sitemap_entries with given ids.
+    /// Inserts `(id, loc)` rows into sitemap_entries.
     pub async fn insert(&self, rows: &[(i64, &str)]) {
+        let rows: Vec<Row> = rows.iter().map(|(id, loc)| Row::new(*id, loc)).collect();
+        self.insert_rows(&rows).await;
+    }
+
+    /// Inserts entries with every column, values bound (so any text, on any backend).
+    pub async fn insert_rows(&self, rows: &[Row]) {
         for chunk in rows.chunks(1000) {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO sitemap_entries (id, loc) ");
-            q.push_values(chunk, |mut b, (id, loc)| {
-                b.push_bind(*id).push_bind(*loc);
-            });
-            q.build().execute(&self.pool).await.expect("insert entries");
+            each_pool!(self, |pool, Db| {
+                let mut q = sqlx::QueryBuilder::<Db>::new(
+                    "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) ",
+                );
+                q.push_values(chunk, |mut b, row| {
+                    b.push_bind(row.id)
+                        .push_bind(row.loc.clone())
+                        .push_bind(row.lastmod)
+                        .push_bind(row.changefreq.clone())
+                        .push_bind(row.priority);
+                });
+                q.build().execute(pool).await.map(|_| ())
+            })
+            .expect("insert entries");
         }
+    }
+
+    /// Sets the lastmod of one entry.
+    pub async fn set_lastmod(&self, id: i64, lastmod: DateTime<Utc>) {
+        each_pool!(self, |pool, Db| {
+            let mut q = sqlx::QueryBuilder::<Db>::new("UPDATE sitemap_entries SET lastmod = ");
+            q.push_bind(lastmod).push(" WHERE id = ").push_bind(id);
+            q.build().execute(pool).await.map(|_| ())
+        })
+        .expect("set lastmod");
+    }
+
+    /// One integer the query returns (a count, an id).
+    pub async fn scalar(&self, sql: &str) -> i64 {
+        each_pool!(self, |pool, _Db| sqlx::query_scalar::<_, i64>(sql)
+            .fetch_one(pool)
+            .await)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The first column, as text, of every row the query returns.
+    pub async fn strings(&self, sql: &str) -> Vec<String> {
+        each_pool!(self, |pool, _Db| sqlx::query_scalar::<_, String>(sql)
+            .fetch_all(pool)
+            .await)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 }
 
+/// A row of sitemap_entries to insert.
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    pub id: i64,
+    pub loc: String,
+    pub lastmod: Option<DateTime<Utc>>,
+    pub changefreq: Option<String>,
+    pub priority: Option<f64>,
+}
+
+impl Row {
+    pub fn new(id: i64, loc: &str) -> Self {
+        Self {
+            id,
+            loc: loc.to_string(),
+            ..Self::default()
+        }
+    }
+
+    pub fn lastmod(mut self, at: &str) -> Self {
+        self.lastmod = Some(utc(at));
+        self
+    }
+
+    pub fn changefreq(mut self, value: &str) -> Self {
+        self.changefreq = Some(value.to_string());
+        self
+    }
+
+    pub fn priority(mut self, value: f64) -> Self {
+        self.priority = Some(value);
+        self
+    }
+}
+
+/// `2024-05-01 12:00:00` (UTC) as a timestamp.
+pub fn utc(at: &str) -> DateTime<Utc> {
+    chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S")
+        .unwrap_or_else(|e| panic!("{at}: {e}"))
+        .and_utc()
+}
+
+async fn create_database(admin: &str, create: &str, server: &str, variable: &str) {
+    let conn = async {
+        match admin.split(':').next() {
+            Some("mysql") => {
+                let pool = MySqlPoolOptions::new()
+                    .max_connections(1)
+                    .connect(admin)
+                    .await?;
+                sqlx::raw_sql(create).execute(&pool).await?;
+                pool.close().await;
+            }
+            _ => {
+                let pool = PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect(admin)
+                    .await?;
+                sqlx::raw_sql(create).execute(&pool).await?;
+                pool.close().await;
+            }
+        }
+        Ok::<_, sqlx::Error>(())
+    };
+    conn.await.unwrap_or_else(|e| {
+        panic!(
+            "{server} is not usable at {variable} ({}): {e}; run the tests with ./scripts/test.sh, \
+             which prepares it",
+            redact(admin)
+        )
+    });
+}
+
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Runs each listed `async fn name(backend: Backend)` once per database, as the tests
+/// `name::postgres`, `name::mariadb` and `name::sqlite`.
+#[macro_export]
+macro_rules! on_each_database {
+    ($($test:ident),* $(,)?) => {
+        $( $crate::on_each_database!(@test $test: postgres Postgres, mariadb MariaDb, sqlite Sqlite); )*
+    };
+    (@test $test:ident: $($module:ident $backend:ident),*) => {
+        mod $test {
+            $(
+                #[tokio::test]
+                async fn $module() {
+                    super::$test($crate::helpers::Backend::$backend).await
+                }
+            )*
+        }
+    };
+}
+
+/// Runs each listed test on the two database servers only (for what SQLite cannot do), as
+/// `name::postgres` and `name::mariadb`.
+#[macro_export]
+macro_rules! on_each_server {
+    ($($test:ident),* $(,)?) => {
+        $( $crate::on_each_database!(@test $test: postgres Postgres, mariadb MariaDb); )*
+    };
+}
+
 fn replace_database(url: &str, name: &str) -> String {
-    let mut u = url::Url::parse(url).expect("TEST_DATABASE_URL");
+    let mut u = url::Url::parse(url).expect("test database URL");
     u.set_path(&format!("/{name}"));
     u.to_string()
 }

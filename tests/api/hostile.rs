@@ -462,7 +462,7 @@ async fn load(db: &TestDb, rows: &[Row]) {
                 .push_bind(r.priority);
         });
         q.build()
-            .execute(&db.pool)
+            .execute(db.pg())
             .await
             .expect("insert hostile rows");
     }
@@ -675,7 +675,7 @@ fn arbitrary_rows_in_postgres_give_valid_files_with_exactly_the_accepted_urls() 
     });
     rt.block_on(async move {
         drop(app);
-        db.pool.close().await;
+        db.pg().close().await;
     });
     if let Err(e) = result {
         panic!("{e}");

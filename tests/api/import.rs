@@ -74,7 +74,7 @@ async fn pg_entries(
         "SELECT id, loc, to_char(lastmod AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') AS lastmod, \
          changefreq, priority FROM sitemap_entries ORDER BY id",
     )
-    .fetch_all(&db.pool)
+    .fetch_all(db.pg())
     .await
     .unwrap()
     .iter()
@@ -91,7 +91,7 @@ async fn pg_entries(
 }
 
 async fn pg_strings(db: &TestDb, sql: &str) -> Vec<String> {
-    sqlx::query_scalar(sql).fetch_all(&db.pool).await.unwrap()
+    sqlx::query_scalar(sql).fetch_all(db.pg()).await.unwrap()
 }
 
 async fn migrated_db() -> TestDb {
@@ -523,7 +523,7 @@ async fn a_malformed_file_is_reported_with_its_position_and_what_came_before_sta
     assert!(summary.contains("files read: 0"), "{summary}");
     assert!(summary.contains("entries inserted: 1500"), "{summary}");
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM sitemap_entries")
-        .fetch_one(&db.pool)
+        .fetch_one(db.pg())
         .await
         .unwrap();
     assert_eq!(count, 1500);

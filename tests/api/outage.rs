@@ -407,7 +407,7 @@ async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_servi
          WHERE datname = current_database() AND application_name = 'sitemapd' \
            AND pid <> pg_backend_pid()",
     )
-    .fetch_all(&db.pool)
+    .fetch_all(db.pg())
     .await
     .unwrap();
     assert!(

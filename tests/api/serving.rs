@@ -1,6 +1,22 @@
-//! Serving sitemaps from PostgreSQL and SQLite: documents, pagination, limits, entry rules, routes.
+//! Serving sitemaps from PostgreSQL, MariaDB and SQLite: documents, pagination, limits, entry
+//! rules, routes.
 
 use crate::helpers::*;
+
+crate::on_each_database!(
+    pages_and_index_agree_with_the_table_and_validate,
+    a_gzip_page_is_a_gzip_file_and_the_xml_form_negotiates,
+    sitemap_xml_is_the_index_when_several_files_are_needed,
+    long_urls_split_files_by_bytes_not_only_by_count,
+    bad_rows_are_skipped_and_counted_and_bad_tags_dropped,
+    an_empty_site_serves_an_empty_urlset_as_page_one,
+    unknown_paths_pages_and_methods_are_refused,
+    robots_txt_is_at_the_root_and_announces_the_index,
+    urls_come_from_configuration_not_from_request_headers,
+    a_view_over_cms_tables_can_be_the_source,
+    text_sitemaps_list_the_same_entries_one_url_per_line,
+);
+crate::on_each_server!(migrations_accept_an_existing_table_and_run_twice);
 
 fn paths(n: i64) -> Vec<(i64, String)> {
     (1..=n)
@@ -8,19 +24,17 @@ fn paths(n: i64) -> Vec<(i64, String)> {
         .collect()
 }
 
-async fn db_with(n: i64) -> TestDb {
-    let db = TestDb::new().await;
-    let app = spawn_app(&db.url, &[]).await; // migrates
-    drop(app);
+async fn db_with(backend: Backend, n: i64) -> TestDb {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     let rows = paths(n);
     let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
     db.insert(&refs).await;
     db
 }
 
-#[tokio::test]
-async fn pages_and_index_agree_with_the_table_and_validate() {
-    let db = db_with(2_500).await;
+async fn pages_and_index_agree_with_the_table_and_validate(backend: Backend) {
+    let db = db_with(backend, 2_500).await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "1000")]).await;
 
     let index = app.get("/sitemap_index.xml").await;
@@ -44,9 +58,8 @@ async fn pages_and_index_agree_with_the_table_and_validate() {
     assert_eq!(app.all_locs().await, expected);
 }
 
-#[tokio::test]
-async fn a_gzip_page_is_a_gzip_file_and_the_xml_form_negotiates() {
-    let db = db_with(10).await;
+async fn a_gzip_page_is_a_gzip_file_and_the_xml_form_negotiates(backend: Backend) {
+    let db = db_with(backend, 10).await;
     let app = spawn_app(&db.url, &[]).await;
 
     let gz = app.get("/sitemap-1.xml.gz").await;
@@ -78,23 +91,21 @@ async fn a_gzip_page_is_a_gzip_file_and_the_xml_form_negotiates() {
     assert_valid(&xml, Schema::Urlset);
 }
 
-#[tokio::test]
-async fn sitemap_xml_is_the_index_when_several_files_are_needed() {
-    let db = db_with(30).await;
+async fn sitemap_xml_is_the_index_when_several_files_are_needed(backend: Backend) {
+    let db = db_with(backend, 30).await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
     let sitemap = app.get("/sitemap.xml").await.bytes().await.unwrap();
     let index = app.get("/sitemap_index.xml").await.bytes().await.unwrap();
     assert_eq!(sitemap, index);
 }
 
-#[tokio::test]
-async fn long_urls_split_files_by_bytes_not_only_by_count() {
-    let db = db_with(0).await;
+async fn long_urls_split_files_by_bytes_not_only_by_count(backend: Backend) {
+    let db = db_with(backend, 0).await;
     // 30,000 URLs of ~2,040 characters: ~61 MB of XML, over the 50 MiB limit of one file.
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i || '/' || repeat('x', 2000) FROM generate_series(1, 30000) i",
-    )
-    .await;
+    let rows: Vec<Row> = (1..=30_000)
+        .map(|i| Row::new(i, &format!("/p/{i}/{}", "x".repeat(2000))))
+        .collect();
+    db.insert_rows(&rows).await;
     let app = spawn_app(&db.url, &[]).await;
     let files = app.index_pages().await;
     assert!(files.len() >= 2, "{files:?}");
@@ -107,20 +118,21 @@ async fn long_urls_split_files_by_bytes_not_only_by_count() {
     assert_eq!(total, 30_000);
 }
 
-#[tokio::test]
-async fn bad_rows_are_skipped_and_counted_and_bad_tags_dropped() {
-    let db = db_with(0).await;
+async fn bad_rows_are_skipped_and_counted_and_bad_tags_dropped(backend: Backend) {
+    let db = db_with(backend, 0).await;
     let long = format!("/{}", "a".repeat(2100));
-    db.exec(&format!(
-        "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) VALUES \
-         (1, '/café?a=1&b=<2>', '2024-05-01 12:00:00+00', 'Daily', 0.5), \
-         (2, 'https://other.example.com/x', NULL, NULL, NULL), \
-         (3, 'javascript:alert(1)', NULL, NULL, NULL), \
-         (4, '{long}', NULL, NULL, NULL), \
-         (5, '/ctrl' || chr(1), NULL, NULL, NULL), \
-         (6, '/ok', NULL, 'sometimes', 7), \
-         (7, 'relative', NULL, NULL, NULL)"
-    ))
+    db.insert_rows(&[
+        Row::new(1, "/café?a=1&b=<2>")
+            .lastmod("2024-05-01 12:00:00")
+            .changefreq("Daily")
+            .priority(0.5),
+        Row::new(2, "https://other.example.com/x"),
+        Row::new(3, "javascript:alert(1)"),
+        Row::new(4, &long),
+        Row::new(5, "/ctrl\u{1}"),
+        Row::new(6, "/ok").changefreq("sometimes").priority(7.0),
+        Row::new(7, "relative"),
+    ])
     .await;
     let app = spawn_app(&db.url, &[]).await;
     let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
@@ -159,9 +171,8 @@ async fn bad_rows_are_skipped_and_counted_and_bad_tags_dropped() {
     assert_eq!(app.metric("sitemapd_entries_served").await, 2.0);
 }
 
-#[tokio::test]
-async fn an_empty_site_serves_an_empty_urlset_as_page_one() {
-    let db = db_with(0).await;
+async fn an_empty_site_serves_an_empty_urlset_as_page_one(backend: Backend) {
+    let db = db_with(backend, 0).await;
     let app = spawn_app(&db.url, &[]).await;
     assert_eq!(app.index_pages().await, vec!["sitemap-1.xml.gz"]);
     let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
@@ -171,9 +182,8 @@ async fn an_empty_site_serves_an_empty_urlset_as_page_one() {
     );
 }
 
-#[tokio::test]
-async fn unknown_paths_pages_and_methods_are_refused() {
-    let db = db_with(5).await;
+async fn unknown_paths_pages_and_methods_are_refused(backend: Backend) {
+    let db = db_with(backend, 5).await;
     let app = spawn_app(&db.url, &[]).await;
     for path in [
         "/sitemap-2.xml.gz",
@@ -212,9 +222,8 @@ async fn unknown_paths_pages_and_methods_are_refused() {
     }
 }
 
-#[tokio::test]
-async fn robots_txt_is_at_the_root_and_announces_the_index() {
-    let db = db_with(1).await;
+async fn robots_txt_is_at_the_root_and_announces_the_index(backend: Backend) {
+    let db = db_with(backend, 1).await;
     let app = spawn_app(
         &db.url,
         &[("SITEMAP_BASE_URL", "https://example.com/catalog/")],
@@ -232,9 +241,8 @@ async fn robots_txt_is_at_the_root_and_announces_the_index() {
     assert_eq!(app.get("/sitemap_index.xml").await.status(), 404);
 }
 
-#[tokio::test]
-async fn urls_come_from_configuration_not_from_request_headers() {
-    let db = db_with(1).await;
+async fn urls_come_from_configuration_not_from_request_headers(backend: Backend) {
+    let db = db_with(backend, 1).await;
     let app = spawn_app(&db.url, &[]).await;
     let body = app
         .get_with(
@@ -277,15 +285,28 @@ async fn sqlite_is_the_embedded_default() {
         .contains("<lastmod>2024-05-01T12:00:00+00:00</lastmod>"));
 }
 
-#[tokio::test]
-async fn a_view_over_cms_tables_can_be_the_source() {
-    let db = db_with(0).await;
-    db.exec(
-        "CREATE TABLE cms_pages (page_id int PRIMARY KEY, slug text, updated timestamp, published bool); \
-         INSERT INTO cms_pages VALUES (1, 'home', '2024-01-02 03:04:05', true), (2, 'draft', NULL, false), (3, 'über', NULL, true); \
-         CREATE VIEW cms_sitemap AS SELECT page_id AS id, '/' || slug AS loc, updated AS lastmod, \
-           'weekly'::text AS changefreq, NULL::real AS priority FROM cms_pages WHERE published",
-    )
+async fn a_view_over_cms_tables_can_be_the_source(backend: Backend) {
+    let db = db_with(backend, 0).await;
+    db.exec(match backend {
+        Backend::Postgres => {
+            "CREATE TABLE cms_pages (page_id int PRIMARY KEY, slug text, updated timestamp, published bool); \
+             INSERT INTO cms_pages VALUES (1, 'home', '2024-01-02 03:04:05', true), (2, 'draft', NULL, false), (3, 'über', NULL, true); \
+             CREATE VIEW cms_sitemap AS SELECT page_id AS id, '/' || slug AS loc, updated AS lastmod, \
+               'weekly'::text AS changefreq, NULL::real AS priority FROM cms_pages WHERE published"
+        }
+        Backend::MariaDb => {
+            "CREATE TABLE cms_pages (page_id int PRIMARY KEY, slug varchar(200), updated datetime, published tinyint(1)); \
+             INSERT INTO cms_pages VALUES (1, 'home', '2024-01-02 03:04:05', 1), (2, 'draft', NULL, 0), (3, 'über', NULL, 1); \
+             CREATE VIEW cms_sitemap AS SELECT page_id AS id, CONCAT('/', slug) AS loc, updated AS lastmod, \
+               'weekly' AS changefreq, NULL AS priority FROM cms_pages WHERE published = 1"
+        }
+        Backend::Sqlite => {
+            "CREATE TABLE cms_pages (page_id INTEGER PRIMARY KEY, slug TEXT, updated TEXT, published INTEGER); \
+             INSERT INTO cms_pages VALUES (1, 'home', '2024-01-02 03:04:05', 1), (2, 'draft', NULL, 0), (3, 'über', NULL, 1); \
+             CREATE VIEW cms_sitemap AS SELECT page_id AS id, '/' || slug AS loc, updated AS lastmod, \
+               'weekly' AS changefreq, NULL AS priority FROM cms_pages WHERE published = 1"
+        }
+    })
     .await;
     let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "cms_sitemap")]).await;
     let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
@@ -301,28 +322,32 @@ async fn a_view_over_cms_tables_can_be_the_source() {
         .contains("<lastmod>2024-01-02T03:04:05+00:00</lastmod>"));
 }
 
-#[tokio::test]
-async fn migrations_accept_an_existing_table_and_run_twice() {
-    let db = TestDb::new().await;
-    db.exec("CREATE TABLE sitemap_entries (id bigint PRIMARY KEY, loc text NOT NULL, lastmod timestamptz, changefreq text, priority real, cms_extra text)")
-        .await;
+async fn migrations_accept_an_existing_table_and_run_twice(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.exec(match backend {
+        Backend::MariaDb => "CREATE TABLE sitemap_entries (id bigint PRIMARY KEY, loc text NOT NULL, lastmod datetime, changefreq text, priority double, cms_extra text)",
+        _ => "CREATE TABLE sitemap_entries (id bigint PRIMARY KEY, loc text NOT NULL, lastmod timestamptz, changefreq text, priority real, cms_extra text)",
+    })
+    .await;
     db.exec("INSERT INTO sitemap_entries (id, loc, cms_extra) VALUES (1, '/kept', 'x')")
         .await;
     drop(spawn_app(&db.url, &[]).await);
     let app = spawn_app(&db.url, &[]).await;
     assert_eq!(app.all_locs().await, vec!["https://www.example.com/kept"]);
-    let triggers: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'sitemap_entries'::regclass",
-    )
-    .fetch_one(&db.pool)
-    .await
-    .unwrap();
+    let triggers = db
+        .scalar(match backend {
+            Backend::MariaDb => {
+                "SELECT count(*) FROM information_schema.TRIGGERS \
+                 WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'sitemap_entries'"
+            }
+            _ => "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'sitemap_entries'::regclass",
+        })
+        .await;
     assert_eq!(triggers, 0, "an existing table is left as it is");
 }
 
-#[tokio::test]
-async fn text_sitemaps_list_the_same_entries_one_url_per_line() {
-    let db = db_with(25).await;
+async fn text_sitemaps_list_the_same_entries_one_url_per_line(backend: Backend) {
+    let db = db_with(backend, 25).await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
     for file in app.index_pages().await {
         let xml = gunzip(&app.get(&format!("/{file}")).await.bytes().await.unwrap());
@@ -348,7 +373,7 @@ async fn text_sitemaps_list_the_same_entries_one_url_per_line() {
         "several files: no single text sitemap"
     );
 
-    let db = db_with(3).await;
+    let db = db_with(backend, 3).await;
     let app = spawn_app(&db.url, &[]).await;
     let body = app.get("/sitemap.txt").await.text().await.unwrap();
     assert_eq!(body.lines().count(), 3);
