@@ -5,10 +5,22 @@ use std::time::Duration;
 
 use crate::helpers::*;
 
+crate::on_each_database!(
+    conditional_requests_get_304_without_a_body,
+    gzip_and_identity_forms_have_different_etags,
+    a_restart_gives_the_same_bytes_and_etags,
+    an_update_changes_only_the_file_that_holds_it,
+    a_delete_moves_last_modified_forward_even_in_the_same_second,
+    new_entries_at_the_end_touch_only_the_last_files,
+    an_insert_in_a_full_middle_file_splits_only_that_file,
+    changes_to_the_table_show_without_a_manual_sweep,
+    a_hundred_concurrent_cold_requests_cause_one_render,
+);
+
 /// A site of 3 full files: ids 10, 20, …, 300, ten per file.
-async fn three_pages() -> (TestDb, TestApp) {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
+async fn three_pages(backend: Backend) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     let rows: Vec<(i64, String)> = (1..=30)
         .map(|i| (i * 10, format!("/p/{}", i * 10)))
         .collect();
@@ -47,9 +59,8 @@ fn changed(
     names
 }
 
-#[tokio::test]
-async fn conditional_requests_get_304_without_a_body() {
-    let (_db, app) = three_pages().await;
+async fn conditional_requests_get_304_without_a_body(backend: Backend) {
+    let (_db, app) = three_pages(backend).await;
     let first = app.get("/sitemap-2.xml.gz").await;
     let etag = header(&first, "etag").to_string();
     let last_modified = header(&first, "last-modified").to_string();
@@ -97,9 +108,8 @@ async fn conditional_requests_get_304_without_a_body() {
     }
 }
 
-#[tokio::test]
-async fn gzip_and_identity_forms_have_different_etags() {
-    let (_db, app) = three_pages().await;
+async fn gzip_and_identity_forms_have_different_etags(backend: Backend) {
+    let (_db, app) = three_pages(backend).await;
     let plain = app.get("/sitemap-1.xml").await;
     let gzip = app
         .get_with("/sitemap-1.xml", &[("accept-encoding", "gzip")])
@@ -113,9 +123,8 @@ async fn gzip_and_identity_forms_have_different_etags() {
     assert_eq!(header(&index_gzip, "vary"), "Accept-Encoding");
 }
 
-#[tokio::test]
-async fn a_restart_gives_the_same_bytes_and_etags() {
-    let (db, app) = three_pages().await;
+async fn a_restart_gives_the_same_bytes_and_etags(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = validators(&app).await;
     let body_before = app.get("/sitemap-3.xml.gz").await.bytes().await.unwrap();
     let index_before = app.get("/sitemap_index.xml").await;
@@ -133,13 +142,11 @@ async fn a_restart_gives_the_same_bytes_and_etags() {
     );
 }
 
-#[tokio::test]
-async fn an_update_changes_only_the_file_that_holds_it() {
-    let (db, app) = three_pages().await;
+async fn an_update_changes_only_the_file_that_holds_it(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = validators(&app).await;
     let index_before = header(&app.get("/sitemap_index.xml").await, "etag").to_string();
-    db.exec("UPDATE sitemap_entries SET lastmod = '2024-01-01 00:00:00+00' WHERE id = 150")
-        .await;
+    db.set_lastmod(150, utc("2024-01-01 00:00:00")).await;
     app.sweep().await;
     let after = validators(&app).await;
     assert_eq!(changed(&before, &after), vec!["sitemap-2.xml.gz"]);
@@ -153,9 +160,8 @@ async fn an_update_changes_only_the_file_that_holds_it() {
     );
 }
 
-#[tokio::test]
-async fn a_delete_moves_last_modified_forward_even_in_the_same_second() {
-    let (db, app) = three_pages().await;
+async fn a_delete_moves_last_modified_forward_even_in_the_same_second(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = validators(&app).await;
     db.exec("DELETE FROM sitemap_entries WHERE id = 50").await;
     app.sweep().await;
@@ -171,9 +177,8 @@ async fn a_delete_moves_last_modified_forward_even_in_the_same_second() {
     assert_eq!(resp.status(), 200);
 }
 
-#[tokio::test]
-async fn new_entries_at_the_end_touch_only_the_last_files() {
-    let (db, app) = three_pages().await;
+async fn new_entries_at_the_end_touch_only_the_last_files(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = validators(&app).await;
     db.insert(&[(310, "/p/310"), (320, "/p/320")]).await;
     app.sweep().await;
@@ -183,9 +188,8 @@ async fn new_entries_at_the_end_touch_only_the_last_files() {
     assert_eq!(app.index_pages().await.len(), 4);
 }
 
-#[tokio::test]
-async fn an_insert_in_a_full_middle_file_splits_only_that_file() {
-    let (db, app) = three_pages().await;
+async fn an_insert_in_a_full_middle_file_splits_only_that_file(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = validators(&app).await;
     db.insert(&[(155, "/p/155")]).await;
     app.sweep().await;
@@ -206,9 +210,8 @@ async fn an_insert_in_a_full_middle_file_splits_only_that_file() {
     assert_eq!(app.all_locs().await.len(), 31);
 }
 
-#[tokio::test]
-async fn changes_to_the_table_show_without_a_manual_sweep() {
-    let (db, app) = three_pages().await;
+async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
     let before = header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string();
     db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 250")
         .await;
@@ -222,16 +225,18 @@ async fn changes_to_the_table_show_without_a_manual_sweep() {
     }
     assert_ne!(
         now, before,
-        "the NOTIFY from the table's trigger reaches the service"
+        "the change the table's triggers record reaches the service"
     );
 }
 
-#[tokio::test]
-async fn a_hundred_concurrent_cold_requests_cause_one_render() {
+async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
     // A page big enough that its render outlasts the dispatch of the burst.
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec("INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i || '?q=' || repeat('x', 200) FROM generate_series(1, 15000) i").await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<Row> = (1..=15_000)
+        .map(|i| Row::new(i, &format!("/p/{i}?q={}", "x".repeat(200))))
+        .collect();
+    db.insert_rows(&rows).await;
     let app = spawn_app(&db.url, &[]).await;
     let app = std::sync::Arc::new(app);
     let renders_before = app.metric("sitemapd_renders_total").await;

@@ -5,27 +5,38 @@ use std::time::Duration;
 
 use crate::helpers::*;
 
+crate::on_each_database!(
+    extensions_are_written_and_their_namespaces_declared_only_where_used,
+    the_plain_and_text_forms_agree_with_the_gzip_file,
+    an_added_image_changes_only_its_file_and_declares_the_namespace_there,
+    extension_bytes_count_toward_the_size_limit,
+);
+
 const XHTML: &str = "xmlns:xhtml=\"http://www.w3.org/1999/xhtml\"";
 const IMAGE: &str = "xmlns:image=\"http://www.google.com/schemas/sitemap-image/1.1\"";
 
 /// 3 files of 10 entries (ids 10..300); images on file 1, alternates on file 2, none on file 3.
-async fn site_with_extensions() -> (TestDb, TestApp) {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc) SELECT i * 10, '/p/' || (i * 10) FROM generate_series(1, 30) i;
-         INSERT INTO sitemap_images (entry_id, loc) VALUES
-           (10, 'https://cdn.example.net/a/café.jpg?w=1&h=2'),
-           (10, '/img/second.png'),
-           (20, 'https://cdn.example.net/b.jpg'),
-           (20, 'ftp://cdn.example.net/no.jpg'),
-           (9999, 'https://cdn.example.net/orphan.jpg');
-         INSERT INTO sitemap_alternates (entry_id, hreflang, href) VALUES
-           (110, 'fr', 'https://www.example.fr/p/110'),
-           (110, 'en-GB', '/p/110'),
-           (110, 'x-default', '/p/110'),
-           (120, 'not a tag', 'https://www.example.fr/p/120');",
-    )
+async fn site_with_extensions(backend: Backend) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<Row> = (1..=30)
+        .map(|i| Row::new(i * 10, &format!("/p/{}", i * 10)))
+        .collect();
+    db.insert_rows(&rows).await;
+    db.insert_images(&[
+        (10, "https://cdn.example.net/a/café.jpg?w=1&h=2"),
+        (10, "/img/second.png"),
+        (20, "https://cdn.example.net/b.jpg"),
+        (20, "ftp://cdn.example.net/no.jpg"),
+        (9999, "https://cdn.example.net/orphan.jpg"),
+    ])
+    .await;
+    db.insert_alternates(&[
+        (110, "fr", "https://www.example.fr/p/110"),
+        (110, "en-GB", "/p/110"),
+        (110, "x-default", "/p/110"),
+        (120, "not a tag", "https://www.example.fr/p/120"),
+    ])
     .await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
     (db, app)
@@ -48,9 +59,8 @@ fn root(xml: &str) -> &str {
     &xml[start..start + xml[start..].find('>').unwrap()]
 }
 
-#[tokio::test]
-async fn extensions_are_written_and_their_namespaces_declared_only_where_used() {
-    let (_db, app) = site_with_extensions().await;
+async fn extensions_are_written_and_their_namespaces_declared_only_where_used(backend: Backend) {
+    let (_db, app) = site_with_extensions(backend).await;
     let one = page_xml(&app, 1).await;
     assert!(
         root(&one).contains(IMAGE) && !root(&one).contains(XHTML),
@@ -96,9 +106,8 @@ async fn extensions_are_written_and_their_namespaces_declared_only_where_used() 
     );
 }
 
-#[tokio::test]
-async fn the_plain_and_text_forms_agree_with_the_gzip_file() {
-    let (_db, app) = site_with_extensions().await;
+async fn the_plain_and_text_forms_agree_with_the_gzip_file(backend: Backend) {
+    let (_db, app) = site_with_extensions(backend).await;
     let gz = page_xml(&app, 1).await;
     let plain = app.get("/sitemap-1.xml").await.text().await.unwrap();
     assert_eq!(plain, gz);
@@ -107,15 +116,14 @@ async fn the_plain_and_text_forms_agree_with_the_gzip_file() {
     assert_eq!(text.lines().collect::<Vec<_>>(), expected);
 }
 
-#[tokio::test]
-async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there() {
-    let (db, app) = site_with_extensions().await;
+async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there(backend: Backend) {
+    let (db, app) = site_with_extensions(backend).await;
     let etag = |no: i64| {
         let app = &app;
         async move { header(&app.get(&format!("/sitemap-{no}.xml.gz")).await, "etag").to_string() }
     };
     let before = [etag(1).await, etag(2).await, etag(3).await];
-    db.exec("INSERT INTO sitemap_images (entry_id, loc) VALUES (250, 'https://cdn.example.net/new.jpg')")
+    db.insert_images(&[(250, "https://cdn.example.net/new.jpg")])
         .await;
     let mut now = before[2].clone();
     for _ in 0..200 {
@@ -138,19 +146,24 @@ async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there()
     assert!(three.contains("<image:loc>https://cdn.example.net/new.jpg</image:loc>"));
 }
 
-#[tokio::test]
-async fn extension_bytes_count_toward_the_size_limit() {
+async fn extension_bytes_count_toward_the_size_limit(backend: Backend) {
     // 30 entries with 1,000 images of about 2 KB each: about 62 MB of XML, more than one file
     // may hold although 30 URLs are far below the count limit.
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i FROM generate_series(1, 30) i;
-         INSERT INTO sitemap_images (entry_id, loc)
-           SELECT e, 'https://cdn.example.net/' || e || '/' || n || '/' || repeat('x', 2000)
-           FROM generate_series(1, 30) e, generate_series(1, 1000) n;",
-    )
-    .await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<Row> = (1..=30).map(|i| Row::new(i, &format!("/p/{i}"))).collect();
+    db.insert_rows(&rows).await;
+    let images: Vec<String> = (1..=30)
+        .flat_map(|e| {
+            (1..=1000).map(move |n| format!("https://cdn.example.net/{e}/{n}/{}", "x".repeat(2000)))
+        })
+        .collect();
+    let images: Vec<(i64, &str)> = images
+        .iter()
+        .enumerate()
+        .map(|(i, loc)| (i as i64 / 1000 + 1, loc.as_str()))
+        .collect();
+    db.insert_images(&images).await;
     let app = spawn_app(&db.url, &[]).await;
     let snapshot = app.app.site().snapshot();
     assert!(snapshot.layout.0.len() >= 2, "split by bytes");

@@ -8,6 +8,12 @@ use serde_json::Value;
 
 use crate::helpers::*;
 
+crate::on_each_database!(
+    the_feeds_list_the_most_recently_modified_entries_with_their_lastmod,
+    feeds_have_validators_and_change_when_an_entry_does,
+    a_feed_size_of_zero_turns_the_feeds_off,
+);
+
 /// What feedparser understood of `body`; panics with its complaints if the feed is not valid.
 fn parse_feed(body: &[u8]) -> Value {
     let file = tempfile::NamedTempFile::new().unwrap();
@@ -38,26 +44,25 @@ fn parse_feed(body: &[u8]) -> Value {
 }
 
 /// 150 entries modified one minute apart (id 1 oldest), a few without lastmod, one out of scope.
-async fn site_with_history(feed_size: &str) -> (TestDb, TestApp) {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc, lastmod)
-           SELECT i, '/news/' || i || '?a=1&b=café',
-                  timestamptz '2024-05-01 12:00:00+00' + i * interval '1 minute'
-           FROM generate_series(1, 150) i;
-         INSERT INTO sitemap_entries (id, loc, lastmod) VALUES
-           (151, '/undated', NULL),
-           (152, 'https://elsewhere.example.org/x', '2030-01-01 00:00:00+00');",
-    )
-    .await;
+async fn site_with_history(backend: Backend, feed_size: &str) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let start = utc("2024-05-01 12:00:00");
+    let mut rows: Vec<Row> = (1..=150)
+        .map(|i| Row {
+            lastmod: Some(start + chrono::Duration::minutes(i)),
+            ..Row::new(i, &format!("/news/{i}?a=1&b=café"))
+        })
+        .collect();
+    rows.push(Row::new(151, "/undated"));
+    rows.push(Row::new(152, "https://elsewhere.example.org/x").lastmod("2030-01-01 00:00:00"));
+    db.insert_rows(&rows).await;
     let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", feed_size)]).await;
     (db, app)
 }
 
-#[tokio::test]
-async fn the_feeds_list_the_most_recently_modified_entries_with_their_lastmod() {
-    let (_db, app) = site_with_history("20").await;
+async fn the_feeds_list_the_most_recently_modified_entries_with_their_lastmod(backend: Backend) {
+    let (_db, app) = site_with_history(backend, "20").await;
     for (path, content_type, version) in [
         (
             "/feed.atom",
@@ -89,9 +94,8 @@ async fn the_feeds_list_the_most_recently_modified_entries_with_their_lastmod() 
     }
 }
 
-#[tokio::test]
-async fn feeds_have_validators_and_change_when_an_entry_does() {
-    let (db, app) = site_with_history("20").await;
+async fn feeds_have_validators_and_change_when_an_entry_does(backend: Backend) {
+    let (db, app) = site_with_history(backend, "20").await;
     let first = app.get("/feed.atom").await;
     let etag = header(&first, "etag").to_string();
     assert_eq!(
@@ -100,8 +104,7 @@ async fn feeds_have_validators_and_change_when_an_entry_does() {
             .status(),
         304
     );
-    db.exec("UPDATE sitemap_entries SET lastmod = '2024-06-01 00:00:00+00' WHERE id = 3")
-        .await;
+    db.set_lastmod(3, utc("2024-06-01 00:00:00")).await;
     let mut now = etag.clone();
     for _ in 0..200 {
         now = header(&app.get("/feed.atom").await, "etag").to_string();
@@ -118,9 +121,8 @@ async fn feeds_have_validators_and_change_when_an_entry_does() {
     );
 }
 
-#[tokio::test]
-async fn a_feed_size_of_zero_turns_the_feeds_off() {
-    let (_db, app) = site_with_history("0").await;
+async fn a_feed_size_of_zero_turns_the_feeds_off(backend: Backend) {
+    let (_db, app) = site_with_history(backend, "0").await;
     assert_eq!(app.get("/feed.atom").await.status(), 404);
     assert_eq!(app.get("/feed.rss").await.status(), 404);
 }

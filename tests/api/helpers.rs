@@ -213,6 +213,37 @@ impl TestDb {
         }
     }
 
+    /// Inserts `(entry_id, loc)` rows into sitemap_images.
+    pub async fn insert_images(&self, rows: &[(i64, &str)]) {
+        for chunk in rows.chunks(1000) {
+            each_pool!(self, |pool, Db| {
+                let mut q =
+                    sqlx::QueryBuilder::<Db>::new("INSERT INTO sitemap_images (entry_id, loc) ");
+                q.push_values(chunk, |mut b, (id, loc)| {
+                    b.push_bind(*id).push_bind(loc.to_string());
+                });
+                q.build().execute(pool).await.map(|_| ())
+            })
+            .expect("insert images");
+        }
+    }
+
+    /// Inserts `(entry_id, hreflang, href)` rows into sitemap_alternates.
+    pub async fn insert_alternates(&self, rows: &[(i64, &str, &str)]) {
+        each_pool!(self, |pool, Db| {
+            let mut q = sqlx::QueryBuilder::<Db>::new(
+                "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
+            );
+            q.push_values(rows, |mut b, (id, hreflang, href)| {
+                b.push_bind(*id)
+                    .push_bind(hreflang.to_string())
+                    .push_bind(href.to_string());
+            });
+            q.build().execute(pool).await.map(|_| ())
+        })
+        .expect("insert alternates");
+    }
+
     /// Sets the lastmod of one entry.
     pub async fn set_lastmod(&self, id: i64, lastmod: DateTime<Utc>) {
         each_pool!(self, |pool, Db| {
