@@ -264,12 +264,59 @@ impl TestDb {
 
     /// The first column, as text, of every row the query returns.
     pub async fn strings(&self, sql: &str) -> Vec<String> {
-        each_pool!(self, |pool, _Db| sqlx::query_scalar::<_, String>(sql)
-            .fetch_all(pool)
-            .await)
+        let values = match &self.pool {
+            TestPool::Postgres(pool) => sqlx::query_scalar(sql).fetch_all(pool).await,
+            TestPool::Sqlite(pool) => sqlx::query_scalar(sql).fetch_all(pool).await,
+            // Binary-collated text (our `loc`) only decodes as bytes.
+            TestPool::MariaDb(pool) => sqlx::query_scalar::<_, Vec<u8>>(sql)
+                .fetch_all(pool)
+                .await
+                .map(|all| {
+                    all.into_iter()
+                        .map(|bytes| String::from_utf8(bytes).unwrap())
+                        .collect()
+                }),
+        };
+        values.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// `(id, loc, lastmod as YYYY-MM-DDTHH:MM:SS in UTC, changefreq, priority)` of every entry
+    /// of sitemap_entries, in id order.
+    pub async fn entries(&self) -> Vec<Entry> {
+        let (lastmod, loc, priority) = match self.backend {
+            Backend::Postgres => (
+                "to_char(lastmod AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')",
+                "loc",
+                "priority::float8",
+            ),
+            Backend::MariaDb => (
+                "DATE_FORMAT(lastmod, '%Y-%m-%dT%H:%i:%s')",
+                "CAST(loc AS CHAR)",
+                "priority",
+            ),
+            Backend::Sqlite => ("strftime('%Y-%m-%dT%H:%M:%S', lastmod)", "loc", "priority"),
+        };
+        let sql = format!(
+            "SELECT id, {loc} AS loc, {lastmod} AS lastmod, changefreq, {priority} AS priority \
+             FROM sitemap_entries ORDER BY id"
+        );
+        each_pool!(self, |pool, _Db| {
+            sqlx::query_as::<_, (i64, String, Option<String>, Option<String>, Option<f64>)>(&sql)
+                .fetch_all(pool)
+                .await
+        })
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        // As single precision: what PostgreSQL's `real` keeps.
+        .map(|(id, loc, lastmod, changefreq, priority)| {
+            (id, loc, lastmod, changefreq, priority.map(|p| p as f32))
+        })
+        .collect()
     }
 }
+
+/// An entry as [`TestDb::entries`] reads it back.
+pub type Entry = (i64, String, Option<String>, Option<String>, Option<f32>);
 
 /// A row of sitemap_entries to insert.
 #[derive(Debug, Clone, Default)]

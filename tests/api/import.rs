@@ -4,9 +4,17 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use sqlx::Row;
-
 use crate::helpers::*;
+
+crate::on_each_database!(
+    an_xml_sitemap_is_imported_with_its_fields_and_extensions,
+    a_text_sitemap_on_stdin_adds_its_urls_and_leaves_existing_entries_alone,
+    an_index_imports_its_files_and_reports_a_missing_one,
+    importing_again_keeps_ids_and_takes_the_files_fields_and_extensions,
+    rows_the_server_would_skip_are_counted_with_examples_not_imported,
+    a_malformed_file_is_reported_with_its_position_and_what_came_before_stays,
+    an_exported_site_imported_into_an_empty_database_serves_the_same_urls,
+);
 
 const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1""#;
 
@@ -66,43 +74,14 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-/// `(id, loc, lastmod as text, changefreq, priority)` of every entry, in id order.
-async fn pg_entries(
-    db: &TestDb,
-) -> Vec<(i64, String, Option<String>, Option<String>, Option<f32>)> {
-    sqlx::query(
-        "SELECT id, loc, to_char(lastmod AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') AS lastmod, \
-         changefreq, priority FROM sitemap_entries ORDER BY id",
-    )
-    .fetch_all(db.pg())
-    .await
-    .unwrap()
-    .iter()
-    .map(|r| {
-        (
-            r.get("id"),
-            r.get("loc"),
-            r.get("lastmod"),
-            r.get("changefreq"),
-            r.get("priority"),
-        )
-    })
-    .collect()
-}
-
-async fn pg_strings(db: &TestDb, sql: &str) -> Vec<String> {
-    sqlx::query_scalar(sql).fetch_all(db.pg()).await.unwrap()
-}
-
-async fn migrated_db() -> TestDb {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
+async fn migrated_db(backend: Backend) -> TestDb {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     db
 }
 
-#[tokio::test]
-async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions() {
-    let db = TestDb::new().await;
+async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions(backend: Backend) {
+    let db = TestDb::on(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let xml = urlset(
         r#"  <url>
@@ -133,7 +112,7 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions() {
         assert!(summary.contains(line), "{line:?} in\n{summary}");
     }
 
-    let entries = pg_entries(&db).await;
+    let entries = db.entries().await;
     assert_eq!(entries.len(), 2);
     let (id, loc, lastmod, changefreq, priority) = &entries[0];
     assert_eq!(
@@ -147,9 +126,7 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions() {
     assert_eq!(entries[1].2.as_deref(), Some("2024-06-01T00:00:00"));
     assert!(entries[1].0 > *id, "ids follow the file's order");
 
-    let alternates = pg_strings(
-        &db,
-        &format!("SELECT hreflang || ' ' || href FROM sitemap_alternates WHERE entry_id = {id} ORDER BY hreflang"),
+    let alternates = db.strings(&format!("SELECT hreflang || ' ' || href FROM sitemap_alternates WHERE entry_id = {id} ORDER BY hreflang"),
     )
     .await;
     assert_eq!(
@@ -159,11 +136,11 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions() {
             "x-default https://www.example.com/article.php?AIndex=12"
         ]
     );
-    let images = pg_strings(
-        &db,
-        &format!("SELECT loc FROM sitemap_images WHERE entry_id = {id} ORDER BY id"),
-    )
-    .await;
+    let images = db
+        .strings(&format!(
+            "SELECT loc FROM sitemap_images WHERE entry_id = {id} ORDER BY id"
+        ))
+        .await;
     assert_eq!(
         images,
         [
@@ -212,9 +189,8 @@ async fn a_gzipped_sitemap_is_recognised_by_its_content_not_its_name() {
     assert_eq!(images, ["https://cdn.example.net/a.png"]);
 }
 
-#[tokio::test]
-async fn a_text_sitemap_on_stdin_adds_its_urls_and_leaves_existing_entries_alone() {
-    let db = migrated_db().await;
+async fn a_text_sitemap_on_stdin_adds_its_urls_and_leaves_existing_entries_alone(backend: Backend) {
+    let db = migrated_db(backend).await;
     db.exec(
         "INSERT INTO sitemap_entries (id, loc, changefreq) VALUES (7, 'https://www.example.com/kept', 'daily')",
     )
@@ -228,7 +204,7 @@ async fn a_text_sitemap_on_stdin_adds_its_urls_and_leaves_existing_entries_alone
     assert!(summary.contains("entries inserted: 2"), "{summary}");
     assert!(summary.contains("already present"), "{summary}");
 
-    let entries = pg_entries(&db).await;
+    let entries = db.entries().await;
     let locs: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
     assert_eq!(
         locs,
@@ -268,9 +244,8 @@ fn write_index_and_files(dir: &Path, listed: &[&str]) -> String {
     )
 }
 
-#[tokio::test]
-async fn an_index_imports_its_files_and_reports_a_missing_one() {
-    let db = TestDb::new().await;
+async fn an_index_imports_its_files_and_reports_a_missing_one(backend: Backend) {
+    let db = TestDb::on(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("old");
     std::fs::create_dir(&sub).unwrap();
@@ -291,7 +266,9 @@ async fn an_index_imports_its_files_and_reports_a_missing_one() {
             .contains("old/sitemap-9.xml.gz: not found (listed in old/sitemap_index.xml line 4)"),
         "{summary}"
     );
-    let locs = pg_strings(&db, "SELECT loc FROM sitemap_entries ORDER BY id").await;
+    let locs = db
+        .strings("SELECT loc FROM sitemap_entries ORDER BY id")
+        .await;
     assert_eq!(
         locs,
         ["https://www.example.com/one", "https://www.example.com/two"]
@@ -318,18 +295,20 @@ async fn an_index_on_stdin_finds_its_files_in_the_current_directory() {
     );
 }
 
-#[tokio::test]
-async fn importing_again_keeps_ids_and_takes_the_files_fields_and_extensions() {
-    let db = migrated_db().await;
+async fn importing_again_keeps_ids_and_takes_the_files_fields_and_extensions(backend: Backend) {
+    let db = migrated_db(backend).await;
     // Rows a CMS inserted with ids of its own: new rows must not collide with them.
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc, lastmod, priority) VALUES \
-           (40, 'https://www.example.com/a', '2020-01-01T00:00:00Z', 0.1), \
-           (41, 'https://www.example.com/b', NULL, NULL); \
-         INSERT INTO sitemap_alternates (entry_id, hreflang, href) VALUES (40, 'de', 'https://www.example.com/de/a'); \
-         INSERT INTO sitemap_images (entry_id, loc) VALUES (40, 'https://cdn.example.net/old.jpg');",
-    )
+    db.insert_rows(&[
+        Row::new(40, "https://www.example.com/a")
+            .lastmod("2020-01-01 00:00:00")
+            .priority(0.1),
+        Row::new(41, "https://www.example.com/b"),
+    ])
     .await;
+    db.insert_alternates(&[(40, "de", "https://www.example.com/de/a")])
+        .await;
+    db.insert_images(&[(40, "https://cdn.example.net/old.jpg")])
+        .await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sitemap.xml"),
@@ -348,9 +327,9 @@ async fn importing_again_keeps_ids_and_takes_the_files_fields_and_extensions() {
     assert!(summary.contains("entries inserted: 1"), "{summary}");
     assert!(summary.contains("entries updated: 1"), "{summary}");
 
-    let entries = pg_entries(&db).await;
+    let entries = db.entries().await;
     let new_id = entries.last().map_or(0, |e| e.0);
-    // After the ids already there (PostgreSQL's upsert may leave gaps: ids are only an order).
+    // After the ids already there (an upsert may leave gaps: ids are only an order).
     assert!(new_id > 41, "{entries:?}");
     assert_eq!(
         entries,
@@ -372,13 +351,11 @@ async fn importing_again_keeps_ids_and_takes_the_files_fields_and_extensions() {
             ),
         ]
     );
-    let alternates = pg_strings(
-        &db,
-        "SELECT hreflang || ' ' || href FROM sitemap_alternates",
-    )
-    .await;
+    let alternates = db
+        .strings("SELECT hreflang || ' ' || href FROM sitemap_alternates")
+        .await;
     assert_eq!(alternates, ["fr https://www.example.com/fr/a"]);
-    let images = pg_strings(&db, "SELECT loc FROM sitemap_images").await;
+    let images = db.strings("SELECT loc FROM sitemap_images").await;
     assert!(
         images.is_empty(),
         "the file has no images for /a: {images:?}"
@@ -393,7 +370,7 @@ async fn importing_again_keeps_ids_and_takes_the_files_fields_and_extensions() {
         "{}",
         stdout(&out)
     );
-    assert_eq!(pg_entries(&db).await, entries);
+    assert_eq!(db.entries().await, entries);
     db.exec("INSERT INTO sitemap_entries (loc) VALUES ('https://www.example.com/by-the-cms')")
         .await;
 }
@@ -441,9 +418,8 @@ async fn ids_are_kept_on_sqlite_too() {
     assert!(stdout(&out).contains("xhtml:link: 1"), "{}", stdout(&out));
 }
 
-#[tokio::test]
-async fn rows_the_server_would_skip_are_counted_with_examples_not_imported() {
-    let db = TestDb::new().await;
+async fn rows_the_server_would_skip_are_counted_with_examples_not_imported(backend: Backend) {
+    let db = TestDb::on(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let robots = dir.path().join("robots.txt");
     std::fs::write(&robots, "User-agent: *\nDisallow: /admin/\n").unwrap();
@@ -487,7 +463,7 @@ async fn rows_the_server_would_skip_are_counted_with_examples_not_imported() {
     ] {
         assert!(summary.contains(line), "{line:?} in\n{summary}");
     }
-    let entries = pg_entries(&db).await;
+    let entries = db.entries().await;
     assert_eq!(entries.len(), 1);
     assert_eq!(
         (&entries[0].1, &entries[0].2, &entries[0].3),
@@ -495,9 +471,10 @@ async fn rows_the_server_would_skip_are_counted_with_examples_not_imported() {
     );
 }
 
-#[tokio::test]
-async fn a_malformed_file_is_reported_with_its_position_and_what_came_before_stays() {
-    let db = TestDb::new().await;
+async fn a_malformed_file_is_reported_with_its_position_and_what_came_before_stays(
+    backend: Backend,
+) {
+    let db = TestDb::on(backend).await;
     let dir = tempfile::tempdir().unwrap();
     // More than one batch of good entries, then a broken one.
     let good: String = (1..=1500)
@@ -522,10 +499,7 @@ async fn a_malformed_file_is_reported_with_its_position_and_what_came_before_sta
     assert!(summary.contains("gunzipped"), "{summary}");
     assert!(summary.contains("files read: 0"), "{summary}");
     assert!(summary.contains("entries inserted: 1500"), "{summary}");
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM sitemap_entries")
-        .fetch_one(db.pg())
-        .await
-        .unwrap();
+    let count = db.scalar("SELECT count(*) FROM sitemap_entries").await;
     assert_eq!(count, 1500);
 }
 
@@ -551,19 +525,19 @@ async fn a_configuration_error_exits_2_and_a_missing_file_exits_1() {
     );
 }
 
-#[tokio::test]
-async fn an_exported_site_imported_into_an_empty_database_serves_the_same_urls() {
-    let source = migrated_db().await;
-    source
-        .exec(
-            "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) \
-             SELECT i * 3, '/p/' || i || '?a=1&b=é''s', \
-                    CASE WHEN i % 4 = 0 THEN NULL ELSE timestamptz '2024-01-01 00:00:00+00' + i * interval '1 hour' END, \
-                    (ARRAY['daily', 'weekly', NULL])[1 + i % 3], \
-                    CASE WHEN i % 2 = 0 THEN 0.5 END \
-             FROM generate_series(1, 250) i",
-        )
-        .await;
+async fn an_exported_site_imported_into_an_empty_database_serves_the_same_urls(backend: Backend) {
+    let source = migrated_db(backend).await;
+    let start = utc("2024-01-01 00:00:00");
+    let rows: Vec<Row> = (1..=250)
+        .map(|i| Row {
+            id: i * 3,
+            loc: format!("/p/{i}?a=1&b=é's"),
+            lastmod: (i % 4 != 0).then(|| start + chrono::Duration::hours(i)),
+            changefreq: [Some("daily"), Some("weekly"), None][(i % 3) as usize].map(str::to_string),
+            priority: (i % 2 == 0).then_some(0.5),
+        })
+        .collect();
+    source.insert_rows(&rows).await;
     let original = spawn_app(&source.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
     let expected = original.all_locs().await;
     assert_eq!(expected.len(), 250);
@@ -580,7 +554,7 @@ async fn an_exported_site_imported_into_an_empty_database_serves_the_same_urls()
         .unwrap();
     assert_exit(&out, 0);
 
-    let target = TestDb::new().await;
+    let target = TestDb::on(backend).await;
     let out = import(&target.url, dir.path(), "sitemap_index.xml", None);
     assert_exit(&out, 0);
     assert!(stdout(&out).contains("files read: 4"), "{}", stdout(&out));
