@@ -330,13 +330,8 @@ impl Site {
             return Ok(());
         };
         for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
-            let rows = self.store.modified_after(from, now, SUBMIT_BATCH).await?;
-            let Some(to) = rows.last().and_then(|last| {
-                Some(SubmittedThrough {
-                    lastmod_us: last.lastmod?.timestamp_micros(),
-                    id: last.id,
-                })
-            }) else {
+            let modified = self.store.modified_after(from, now, SUBMIT_BATCH).await?;
+            let (rows, Some(to)) = (modified.entries, modified.through) else {
                 break;
             };
             if !self

@@ -83,6 +83,29 @@ pub struct SubmittedThrough {
     pub id: i64,
 }
 
+/// Entries modified after a [`SubmittedThrough`], and where the last of them stands.
+#[derive(Debug, Default)]
+pub struct Modified {
+    pub entries: Vec<RawEntry>,
+    /// The position of the last entry as the database orders them: the next query starts
+    /// after it. Taken from the database's own reading of `lastmod`, which may be coarser
+    /// than the one decoded for the entry (SQLite compares text dates to the millisecond).
+    pub through: Option<SubmittedThrough>,
+}
+
+impl Modified {
+    /// For backends whose comparisons see `lastmod` exactly as it is decoded.
+    fn from_entries(entries: Vec<RawEntry>) -> Self {
+        let through = entries.last().and_then(|last| {
+            Some(SubmittedThrough {
+                lastmod_us: last.lastmod?.timestamp_micros(),
+                id: last.id,
+            })
+        });
+        Self { entries, through }
+    }
+}
+
 /// Entries read per query when extension rows are merged in.
 const EXTENSION_CHUNK: i64 = 2000;
 
@@ -404,13 +427,13 @@ impl Store {
     }
 
     /// Up to `limit` entries modified after `after` (by lastmod, then id) and no later than
-    /// `through`, oldest first. For IndexNow.
+    /// `through`, oldest first, with the position of the last one. For IndexNow.
     pub async fn modified_after(
         &self,
         after: SubmittedThrough,
         through: DateTime<Utc>,
         limit: i64,
-    ) -> Result<Vec<RawEntry>, StoreError> {
+    ) -> Result<Modified, StoreError> {
         each!(self, s => s.modified_after(after, through, limit).await)
     }
 

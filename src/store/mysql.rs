@@ -17,8 +17,9 @@ use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
 
 use super::{
     alternate_rows, entry_columns, image_rows, raw_alternate, raw_image, Change, EntryDetails,
-    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord, SavedState,
-    StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
+    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord,
+    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    IMPORT_ROWS_PER_STATEMENT,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
@@ -260,7 +261,7 @@ impl MySqlStore {
         after: SubmittedThrough,
         through: DateTime<Utc>,
         limit: i64,
-    ) -> Result<Vec<RawEntry>, StoreError> {
+    ) -> Result<Modified, StoreError> {
         let after_at = DateTime::from_timestamp_micros(after.lastmod_us)
             .unwrap_or_default()
             .naive_utc();
@@ -272,7 +273,7 @@ impl MySqlStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.iter().map(raw_entry).collect())
+        Ok(Modified::from_entries(rows.iter().map(raw_entry).collect()))
     }
 
     pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 
 use super::{
     alternate_rows, entry_columns, image_rows, quote_identifier, raw_alternate, raw_image, Change,
-    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord,
-    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified,
+    PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
     IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
@@ -185,7 +185,7 @@ impl PgStore {
         after: SubmittedThrough,
         through: DateTime<Utc>,
         limit: i64,
-    ) -> Result<Vec<RawEntry>, StoreError> {
+    ) -> Result<Modified, StoreError> {
         let rows = sqlx::query(&self.queries.select_modified)
             .bind(DateTime::from_timestamp_micros(after.lastmod_us).unwrap_or_default())
             .bind(after.id)
@@ -193,7 +193,7 @@ impl PgStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.iter().map(raw_entry).collect())
+        Ok(Modified::from_entries(rows.iter().map(raw_entry).collect()))
     }
 
     pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {

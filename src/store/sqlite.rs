@@ -14,8 +14,8 @@ use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction};
 
 use super::{
     alternate_rows, entry_columns, image_rows, quote_identifier, raw_alternate, raw_image, Change,
-    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, PageRecord,
-    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified,
+    PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
     IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
@@ -42,10 +42,9 @@ struct Queries {
 
 impl Queries {
     fn new(source: &str) -> Self {
-        let select = format!(
-            "SELECT id, loc, lastmod, changefreq, priority FROM {}",
-            quote_identifier(source)
-        );
+        let source = quote_identifier(source);
+        let columns = "SELECT id, loc, lastmod, changefreq, priority";
+        let select = format!("{columns} FROM {source}");
         let lastmod_us = "CAST(unixepoch(lastmod, 'subsec') * 1000000 AS INTEGER)";
         Self {
             select_range: format!("{select} WHERE id BETWEEN ?1 AND ?2 ORDER BY id"),
@@ -54,7 +53,7 @@ impl Queries {
                 "{select} WHERE {lastmod_us} IS NOT NULL ORDER BY {lastmod_us} DESC, id DESC LIMIT ?1"
             ),
             select_modified: format!(
-                "{select} WHERE {lastmod_us} IS NOT NULL AND ({lastmod_us}, id) > (?1, ?2) \
+                "{columns}, {lastmod_us} AS lastmod_us FROM {source} WHERE {lastmod_us} IS NOT NULL AND ({lastmod_us}, id) > (?1, ?2) \
                  AND {lastmod_us} <= ?3 ORDER BY {lastmod_us}, id LIMIT ?4"
             ),
         }
@@ -185,7 +184,7 @@ impl SqliteStore {
         after: SubmittedThrough,
         through: DateTime<Utc>,
         limit: i64,
-    ) -> Result<Vec<RawEntry>, StoreError> {
+    ) -> Result<Modified, StoreError> {
         let rows = sqlx::query(&self.queries.select_modified)
             .bind(after.lastmod_us)
             .bind(after.id)
@@ -193,7 +192,16 @@ impl SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.iter().map(raw_entry).collect())
+        let through = rows.last().and_then(|last| {
+            Some(SubmittedThrough {
+                lastmod_us: last.try_get("lastmod_us").ok()?,
+                id: last.try_get("id").ok()?,
+            })
+        });
+        Ok(Modified {
+            entries: rows.iter().map(raw_entry).collect(),
+            through,
+        })
     }
 
     pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
