@@ -510,14 +510,23 @@ async fn nothing_configured_means_nothing_sent_and_no_error() {
 
 const SERVICE_KEY: &str = "5f2b9c7e0a1d4e3b";
 
-#[tokio::test]
-async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started() {
+crate::on_each_database!(the_service_serves_its_key_and_submits_entries_changed_after_it_started);
+
+async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started(
+    backend: crate::helpers::Backend,
+) {
     use crate::helpers::*;
     let receiver = Receiver::start(&[]).await;
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec("INSERT INTO sitemap_entries (id, loc, lastmod) SELECT i, '/p/' || i, now() - interval '1 day' FROM generate_series(1, 5) i")
-        .await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let rows: Vec<Row> = (1..=5)
+        .map(|i| Row {
+            lastmod: Some(yesterday),
+            ..Row::new(i, &format!("/p/{i}"))
+        })
+        .collect();
+    db.insert_rows(&rows).await;
     let endpoint = receiver.url("/indexnow");
     let vars = [
         ("INDEXNOW_KEY", SERVICE_KEY),
@@ -535,8 +544,7 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
     assert_eq!(app.get("/0000000000000000.txt").await.status(), 404);
 
     // What existed at start is not news; an entry modified now is.
-    db.exec("UPDATE sitemap_entries SET lastmod = now() WHERE id = 3")
-        .await;
+    db.set_lastmod(3, chrono::Utc::now()).await;
     let sent = receiver.wait_for(1).await;
     assert_eq!(sent[0].url_list(), ["https://www.example.com/p/3"]);
     assert_eq!(
@@ -546,8 +554,11 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
 
     // A second replica on the same database does not submit it again; a new entry is sent once.
     let replica = spawn_app(&db.url, &vars).await;
-    db.exec("INSERT INTO sitemap_entries (id, loc, lastmod) VALUES (6, '/p/6', now())")
-        .await;
+    db.insert_rows(&[Row {
+        lastmod: Some(chrono::Utc::now()),
+        ..Row::new(6, "/p/6")
+    }])
+    .await;
     let sent = receiver.wait_for(2).await;
     assert_eq!(sent[1].url_list(), ["https://www.example.com/p/6"]);
     replica.sweep().await;

@@ -6,16 +6,23 @@ use std::time::Duration;
 
 use crate::helpers::*;
 
-async fn db_with_pages() -> TestDb {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
-    db.exec("INSERT INTO sitemap_entries (id, loc) SELECT i, '/p/' || i || '?a=1&b=é' FROM generate_series(1, 250) i").await;
+crate::on_each_database!(
+    export_writes_the_bytes_the_server_serves,
+    health_readiness_and_metrics_answer,
+);
+
+async fn db_with_pages(backend: Backend) -> TestDb {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<Row> = (1..=250)
+        .map(|i| Row::new(i, &format!("/p/{i}?a=1&b=é")))
+        .collect();
+    db.insert_rows(&rows).await;
     db
 }
 
-#[tokio::test]
-async fn export_writes_the_bytes_the_server_serves() {
-    let db = db_with_pages().await;
+async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
+    let db = db_with_pages(backend).await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
@@ -45,9 +52,8 @@ async fn export_writes_the_bytes_the_server_serves() {
     }
 }
 
-#[tokio::test]
-async fn health_readiness_and_metrics_answer() {
-    let db = db_with_pages().await;
+async fn health_readiness_and_metrics_answer(backend: Backend) {
+    let db = db_with_pages(backend).await;
     let app = spawn_app(&db.url, &[]).await;
     assert_eq!(app.get("/healthz").await.status(), 200);
     assert_eq!(app.get("/readyz").await.status(), 200);
@@ -109,7 +115,7 @@ async fn wait_healthy(addr: &str) {
 
 #[tokio::test]
 async fn sigterm_lets_downloads_finish_and_exits_zero_with_json_logs() {
-    let db = db_with_pages().await;
+    let db = db_with_pages(Backend::Postgres).await;
     let (child, addr) = start_server(&db.url, &[("LOG_FORMAT", "json")]);
     wait_healthy(&addr).await;
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
@@ -145,7 +151,7 @@ async fn sigterm_lets_downloads_finish_and_exits_zero_with_json_logs() {
 
 #[tokio::test]
 async fn a_password_in_the_database_url_stays_out_of_the_logs() {
-    let db = db_with_pages().await;
+    let db = db_with_pages(Backend::Postgres).await;
     let mut url = url::Url::parse(&db.url).unwrap();
     url.set_password(Some("hunter2")).unwrap();
     let (mut child, addr) = start_server(url.as_str(), &[]);

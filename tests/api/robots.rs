@@ -4,6 +4,12 @@ use std::process::Command;
 
 use crate::helpers::*;
 
+crate::on_each_database!(
+    urls_the_served_robots_txt_disallows_are_left_out_and_counted,
+    staging_disallows_everything_and_tags_every_response,
+    check_counts_served_and_skipped_and_fails_on_problems,
+);
+
 fn template_file(text: &str) -> tempfile::NamedTempFile {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), text).unwrap();
@@ -12,16 +18,19 @@ fn template_file(text: &str) -> tempfile::NamedTempFile {
 
 const TEMPLATE: &str = "User-agent: *\nDisallow: /admin/\nDisallow: /*.pdf$\nAllow: /admin/public\n\nUser-agent: Googlebot\nDisallow: /nogoogle/\n\nSitemap: {{ sitemap_index_url }}\n";
 
-async fn site_with_rows(rows: &[(i64, &str)], vars: &[(&str, &str)]) -> (TestDb, TestApp) {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
+async fn site_with_rows(
+    backend: Backend,
+    rows: &[(i64, &str)],
+    vars: &[(&str, &str)],
+) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     db.insert(rows).await;
     let app = spawn_app(&db.url, vars).await;
     (db, app)
 }
 
-#[tokio::test]
-async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted() {
+async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted(backend: Backend) {
     let template = template_file(TEMPLATE);
     let path = template.path().to_str().unwrap();
     let rows = [
@@ -32,7 +41,7 @@ async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted() {
         (5, "/doc.pdf?v=1"),
         (6, "/nogoogle/a"),
     ];
-    let (_db, app) = site_with_rows(&rows, &[("ROBOTS_TEMPLATE", path)]).await;
+    let (_db, app) = site_with_rows(backend, &rows, &[("ROBOTS_TEMPLATE", path)]).await;
     assert_eq!(
         app.all_locs().await,
         vec![
@@ -50,6 +59,7 @@ async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted() {
 
     // Checking Googlebot too: its own group applies to it (groups are not merged with *).
     let (_db, app) = site_with_rows(
+        backend,
         &rows,
         &[
             ("ROBOTS_TEMPLATE", path),
@@ -71,9 +81,8 @@ async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted() {
     );
 }
 
-#[tokio::test]
-async fn staging_disallows_everything_and_tags_every_response() {
-    let (_db, app) = site_with_rows(&[(1, "/a")], &[("SITEMAP_ENV", "staging")]).await;
+async fn staging_disallows_everything_and_tags_every_response(backend: Backend) {
+    let (_db, app) = site_with_rows(backend, &[(1, "/a")], &[("SITEMAP_ENV", "staging")]).await;
     let robots = app.get("/robots.txt").await;
     assert_eq!(header(&robots, "x-robots-tag"), "noindex, nofollow");
     let text = robots.text().await.unwrap();
@@ -97,6 +106,7 @@ async fn staging_disallows_everything_and_tags_every_response() {
 #[tokio::test]
 async fn extra_sitemaps_on_other_hosts_are_announced() {
     let (_db, app) = site_with_rows(
+        Backend::Postgres,
         &[(1, "/a")],
         &[(
             "ROBOTS_EXTRA_SITEMAPS",
@@ -189,10 +199,9 @@ fn robots_test_says_which_rule_decided() {
     assert_eq!(code, 0, "Googlebot's own group has no /admin/ rule");
 }
 
-#[tokio::test]
-async fn check_counts_served_and_skipped_and_fails_on_problems() {
-    let db = TestDb::new().await;
-    drop(spawn_app(&db.url, &[]).await);
+async fn check_counts_served_and_skipped_and_fails_on_problems(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     db.insert(&[(1, "/ok"), (2, "https://elsewhere.example/x")])
         .await;
     let (code, stdout, _) = sitemapd(&[("DATABASE_URL", &db.url)], &["check"]);
