@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Prepares what the tests need on a fresh Debian/Ubuntu machine:
 # a PostgreSQL server (the one at TEST_DATABASE_URL, else a local one started or installed
-# here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
+# here), a MariaDB or MySQL server (the one at TEST_MYSQL_URL, else a local one started or
+# installed here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
 # feedparser (Debian package python3-feedparser) for reading feeds back.
 # and headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
@@ -56,6 +57,66 @@ ensure_postgres() {
   say "using the PostgreSQL at $TEST_DATABASE_URL"
 }
 
+export TEST_MYSQL_URL="${TEST_MYSQL_URL:-mysql://root@127.0.0.1:3306/}"
+
+# host, port, user, password of a mysql:// URL, one per line.
+mysql_url_parts() {
+  python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(p.hostname or "127.0.0.1"); print(p.port or 3306); print(u.unquote(p.username or "root")); print(u.unquote(p.password or ""))' "$1"
+}
+
+mysql_client() { command -v mariadb || command -v mysql; }
+
+mysql_reachable() {
+  local client parts
+  client=$(mysql_client) || return 1
+  mapfile -t parts < <(mysql_url_parts "$TEST_MYSQL_URL")
+  MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" \
+    -e 'CREATE DATABASE IF NOT EXISTS sitemapd_test_probe; DROP DATABASE sitemapd_test_probe' >/dev/null 2>&1
+}
+
+wait_for_mysql() {
+  local i
+  for i in $(seq 1 60); do mysql_reachable && return 0; sleep 0.5; done
+  return 1
+}
+
+# A fresh Debian install lets root in through the socket only: give the tests a user of their own.
+create_mysql_test_user() {
+  local client
+  client=$(mysql_client) || return 1
+  as_root "$client" -uroot -e "CREATE USER IF NOT EXISTS 'sitemapd_test'@'127.0.0.1' IDENTIFIED BY 'sitemapd_test';
+    GRANT ALL PRIVILEGES ON \`sitemapd\\_test\\_%\`.* TO 'sitemapd_test'@'127.0.0.1';" >/dev/null 2>&1 || return 1
+  export TEST_MYSQL_URL="mysql://sitemapd_test:sitemapd_test@127.0.0.1:3306/"
+}
+
+ensure_mysql() {
+  mysql_reachable && return 0
+  say "no MariaDB/MySQL answers at $TEST_MYSQL_URL; trying to start one"
+  if ! command -v mariadbd >/dev/null && ! command -v mysqld >/dev/null && [ ! -x /usr/sbin/mariadbd ]; then
+    apt_install mariadb-server mariadb-client || die "MariaDB is missing: install it (Debian: apt-get install mariadb-server) or set TEST_MYSQL_URL to a server where the user may CREATE DATABASE"
+  fi
+  as_root service mariadb start >/dev/null 2>&1 \
+    || as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd >/dev/null 2>&1 || true
+  wait_for_mysql && return 0
+  create_mysql_test_user && wait_for_mysql && return 0
+  die "could not reach MariaDB at $TEST_MYSQL_URL; set TEST_MYSQL_URL to a server where the user may CREATE DATABASE"
+}
+
+# Test databases are named sitemapd_test_<pid>_…: drop those whose test process has ended.
+drop_stale_test_databases() {
+  local name pid client parts
+  for name in $(psql "$TEST_DATABASE_URL" -qtAc "SELECT datname FROM pg_database WHERE datname LIKE 'sitemapd\_test\_%'" 2>/dev/null); do
+    pid=$(cut -d_ -f3 <<<"$name")
+    kill -0 "$pid" 2>/dev/null || psql "$TEST_DATABASE_URL" -qtAc "DROP DATABASE IF EXISTS \"$name\"" >/dev/null 2>&1 || true
+  done
+  client=$(mysql_client) || return 0
+  mapfile -t parts < <(mysql_url_parts "$TEST_MYSQL_URL")
+  for name in $(MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" -N -e "SHOW DATABASES LIKE 'sitemapd\\_test\\_%'" 2>/dev/null); do
+    pid=$(cut -d_ -f3 <<<"$name")
+    kill -0 "$pid" 2>/dev/null || MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" -e "DROP DATABASE IF EXISTS \`$name\`" >/dev/null 2>&1 || true
+  done
+}
+
 ensure_xmllint() {
   command -v xmllint >/dev/null && return 0
   apt_install libxml2-utils || die "xmllint is missing: install it (Debian: apt-get install libxml2-utils)"
@@ -80,6 +141,8 @@ ensure_chromium() {
 }
 
 ensure_postgres
+ensure_mysql
+drop_stale_test_databases
 ensure_xmllint
 ensure_feedparser
 ensure_chromium

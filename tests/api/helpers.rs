@@ -33,7 +33,7 @@ pub fn admin_url() -> String {
 
 /// Where tests create their MySQL/MariaDB databases; the test script exports it.
 pub fn mysql_admin_url() -> String {
-    std::env::var("TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/mysql".into())
+    std::env::var("TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/".into())
 }
 
 /// A connection pool of the test's own database.
