@@ -438,52 +438,85 @@ impl MySqlStore {
     }
 
     /// Polls the change log; reports the id range touched since this was called (the current
-    /// version is read first, so a sweep made right after misses nothing).
+    /// version is read first, so a sweep made right after misses nothing). TRUNCATE fires no
+    /// trigger in MySQL: a highest id that went down is reported as [`Change::Everything`].
     pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
         let source = source.to_string();
-        let start =
-            sqlx::query_scalar::<_, i64>("SELECT version FROM sitemapd_changes WHERE source = ?")
-                .bind(&source)
-                .fetch_optional(&pool)
-                .await
-                .ok()
-                .flatten();
+        let start = read_change_log(&pool, &source).await.ok().flatten();
         stream::unfold(start, move |mut seen| {
             let (pool, source) = (pool.clone(), source.clone());
             async move {
                 loop {
                     tokio::time::sleep(CHANGE_POLL).await;
-                    let Ok(Some(row)) =
-                        sqlx::query("SELECT version, lo, hi FROM sitemapd_changes WHERE source = ?")
-                            .bind(&source)
-                            .fetch_optional(&pool)
-                            .await
-                    else {
+                    let Ok(Some(now)) = read_change_log(&pool, &source).await else {
                         continue;
                     };
-                    let version: i64 = row.try_get("version").unwrap_or_default();
-                    if seen.replace(version).is_none_or(|v| v == version) {
+                    let Some(change) = seen.replace(now).and_then(|before| now.since(&before))
+                    else {
                         continue;
-                    }
-                    let range = match (row.try_get("lo"), row.try_get("hi")) {
-                        (Ok(Some(first)), Ok(Some(last))) => Change::Ids(IdRange { first, last }),
-                        _ => Change::Everything,
                     };
                     // Forget the range only if nothing changed since we read it.
                     let _ = sqlx::query(
                         "UPDATE sitemapd_changes SET lo = NULL, hi = NULL WHERE source = ? AND version = ?",
                     )
                     .bind(&source)
-                    .bind(version)
+                    .bind(now.version)
                     .execute(&pool)
                     .await;
-                    return Some((range, seen));
+                    return Some((change, seen));
                 }
             }
         })
         .boxed()
     }
+}
+
+/// The change log row of a source, with the source's highest id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ChangeLog {
+    version: i64,
+    touched: Option<IdRange>,
+    top: Option<i64>,
+}
+
+impl ChangeLog {
+    /// What changed between `before` and this reading, if anything.
+    fn since(&self, before: &ChangeLog) -> Option<Change> {
+        let shrank = match (before.top, self.top) {
+            (Some(was), Some(is)) => is < was,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        if shrank {
+            return Some(Change::Everything);
+        }
+        if self.version == before.version {
+            return None;
+        }
+        Some(self.touched.map_or(Change::Everything, Change::Ids))
+    }
+}
+
+async fn read_change_log(pool: &MySqlPool, source: &str) -> Result<Option<ChangeLog>, StoreError> {
+    // The change log exists only for our own table, so the source is `sitemap_entries`.
+    let row = sqlx::query(
+        "SELECT version, lo, hi, (SELECT MAX(id) FROM sitemap_entries) AS top \
+         FROM sitemapd_changes WHERE source = ?",
+    )
+    .bind(source)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
+        (Some(first), Some(last)) => Some(IdRange { first, last }),
+        _ => None,
+    };
+    Ok(Some(ChangeLog {
+        version: row.try_get("version")?,
+        touched,
+        top: row.try_get("top")?,
+    }))
 }
 
 /// Bounds every statement the service runs: MariaDB calls it `max_statement_time` (seconds),
@@ -635,6 +668,30 @@ async fn load_files<'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_that_shrank_without_a_trigger_is_read_again_whole() {
+        let log = |version, top| ChangeLog {
+            version,
+            touched: Some(IdRange { first: 5, last: 9 }),
+            top,
+        };
+        assert_eq!(log(1, Some(100)).since(&log(1, Some(100))), None);
+        assert_eq!(
+            log(2, Some(100)).since(&log(1, Some(100))),
+            Some(Change::Ids(IdRange { first: 5, last: 9 }))
+        );
+        // TRUNCATE: no trigger ran, the version stayed, the highest id fell.
+        assert_eq!(
+            log(1, None).since(&log(1, Some(100))),
+            Some(Change::Everything)
+        );
+        assert_eq!(
+            log(3, Some(40)).since(&log(1, Some(100))),
+            Some(Change::Everything)
+        );
+        assert_eq!(log(1, Some(120)).since(&log(1, None)), None);
+    }
 
     #[test]
     fn identifiers_are_quoted_with_backticks_part_by_part() {

@@ -16,6 +16,7 @@ crate::on_each_database!(
     changes_to_the_table_show_without_a_manual_sweep,
     a_hundred_concurrent_cold_requests_cause_one_render,
 );
+crate::on_each_server!(a_truncate_shows_without_a_manual_sweep);
 
 /// A site of 3 full files: ids 10, 20, …, 300, ten per file.
 async fn three_pages(backend: Backend) -> (TestDb, TestApp) {
@@ -227,6 +228,24 @@ async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
         now, before,
         "the change the table's triggers record reaches the service"
     );
+}
+
+/// TRUNCATE fires no row trigger (and MySQL has no TRUNCATE trigger at all): it must show too.
+async fn a_truncate_shows_without_a_manual_sweep(backend: Backend) {
+    let (db, app) = three_pages(backend).await;
+    db.exec("TRUNCATE sitemap_entries").await;
+    let mut pages = Vec::new();
+    for _ in 0..200 {
+        pages = app.index_pages().await;
+        if pages.len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(pages, vec!["sitemap-1.xml.gz"]);
+    // The empty urlset: the one document the schema rejects, by the usual convention.
+    let page = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert!(locs(&page).is_empty());
 }
 
 async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
