@@ -1,8 +1,10 @@
 //! Integration tests: the real server on a random port, a real HTTP client, a real database
-//! (PostgreSQL: one database per test, so tests run in parallel; SQLite in a temp dir).
+//! (PostgreSQL and MariaDB: one database per test, so tests run in parallel; SQLite in a temp
+//! dir). Acceptance tests run once per database (`on_each_database!`).
 
 mod caching;
 mod cli;
+mod cms_views;
 mod extensions;
 mod feeds;
 mod helpers;

@@ -1,0 +1,156 @@
+//! The README's MySQL views over CMS tables (WordPress's `wp_posts`, a PHP `articles` table),
+//! read from the README itself and served from MariaDB: what they promise is what is served.
+
+use std::time::Duration;
+
+use crate::helpers::*;
+
+/// The ```sql block of README.md that creates `view`, with its database prefixes removed (the
+/// test keeps the CMS tables and the view in one database of its own).
+fn readme_view(view: &str) -> String {
+    let readme = include_str!("../../README.md");
+    let block = readme
+        .split("```sql\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .find(|block| block.contains(&format!("CREATE VIEW sitemapd.{view} ")))
+        .unwrap_or_else(|| panic!("README.md has no view {view}"));
+    block
+        .replace("sitemapd.", "")
+        .replace("wordpress.", "")
+        .replace("cms.", "")
+}
+
+/// The parts of WordPress's wp_posts the view reads, as WordPress declares them.
+const WP_POSTS: &str = "CREATE TABLE wp_posts (
+    ID bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    post_date datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_modified_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_status varchar(20) NOT NULL DEFAULT 'publish',
+    post_password varchar(255) NOT NULL DEFAULT '',
+    post_name varchar(200) NOT NULL DEFAULT '',
+    post_type varchar(20) NOT NULL DEFAULT 'post',
+    post_parent bigint(20) unsigned NOT NULL DEFAULT 0
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  INSERT INTO wp_posts (ID, post_date, post_modified_gmt, post_status, post_password, post_name, post_type, post_parent) VALUES
+    (1, '2024-03-05 10:00:00', '2024-03-06 08:30:00', 'publish', '', 'hello-world', 'post', 0),
+    (2, '2024-01-01 00:00:00', '2024-02-01 00:00:00', 'publish', '', 'about', 'page', 0),
+    (3, '2024-01-02 00:00:00', '2024-02-02 00:00:00', 'publish', '', 'team', 'page', 2),
+    (4, '2024-04-01 00:00:00', '2024-04-01 00:00:00', 'draft', '', 'not-yet', 'post', 0),
+    (5, '2024-04-02 00:00:00', '2024-04-02 00:00:00', 'publish', 'secret', 'members', 'post', 0),
+    (6, '2024-04-03 00:00:00', '2024-04-03 00:00:00', 'inherit', '', '1-revision-v1', 'revision', 1),
+    (7, '2024-05-09 00:00:00', '0000-00-00 00:00:00', 'publish', '', 'caf%c3%a9-cr%c3%a8me', 'post', 0),
+    (8, '2024-05-10 00:00:00', '2024-05-10 00:00:00', 'publish', '', 'logo', 'attachment', 0);";
+
+async fn wordpress() -> (TestDb, TestApp) {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(WP_POSTS).await;
+    db.exec(&readme_view("sitemap_wp")).await;
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("SITEMAP_SOURCE", "sitemap_wp"),
+            ("SITEMAP_BASE_URL", "https://blog.example.com"),
+            ("SITEMAP_REFRESH_SECS", "1"),
+        ],
+    )
+    .await;
+    (db, app)
+}
+
+async fn urlset(app: &TestApp) -> String {
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert_valid(&xml, Schema::Urlset);
+    String::from_utf8(xml).unwrap()
+}
+
+#[tokio::test]
+async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_dates() {
+    let (_db, app) = wordpress().await;
+    let xml = urlset(&app).await;
+    assert_eq!(
+        locs(xml.as_bytes()),
+        [
+            "https://blog.example.com/2024/03/hello-world/",
+            "https://blog.example.com/about/",
+            "https://blog.example.com/about/team/",
+            "https://blog.example.com/2024/05/caf%c3%a9-cr%c3%a8me/",
+        ]
+    );
+    assert!(xml.contains(
+        "<url><loc>https://blog.example.com/2024/03/hello-world/</loc>\
+         <lastmod>2024-03-06T08:30:00+00:00</lastmod><changefreq>weekly</changefreq></url>"
+    ));
+    assert!(xml.contains(
+        "<url><loc>https://blog.example.com/about/</loc>\
+         <lastmod>2024-02-01T00:00:00+00:00</lastmod><changefreq>monthly</changefreq></url>"
+    ));
+    // WordPress's zero date is no date: the tag is left out, never invented.
+    assert!(xml.contains(
+        "<url><loc>https://blog.example.com/2024/05/caf%c3%a9-cr%c3%a8me/</loc>\
+         <changefreq>weekly</changefreq></url>"
+    ));
+}
+
+#[tokio::test]
+async fn publishing_a_draft_shows_within_the_refresh_period() {
+    let (db, app) = wordpress().await;
+    db.exec("UPDATE wp_posts SET post_status = 'publish', post_modified_gmt = '2024-06-01 12:00:00' WHERE ID = 4")
+        .await;
+    let mut served = Vec::new();
+    for _ in 0..100 {
+        served = locs(urlset(&app).await.as_bytes());
+        if served.len() == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        served.contains(&"https://blog.example.com/2024/04/not-yet/".to_string()),
+        "{served:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_articles_view_serves_each_language_version_with_utc_dates() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    // A PHP application's table, its TIMESTAMP kept by the server in its own time zone.
+    db.exec(
+        "CREATE TABLE articles (
+           id int unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+           lang char(2) NOT NULL,
+           title varchar(255) NOT NULL,
+           online tinyint(1) NOT NULL DEFAULT 1,
+           featured tinyint(1) NOT NULL DEFAULT 0,
+           updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP
+         ) DEFAULT CHARSET=utf8mb4;
+         SET time_zone = '+02:00';
+         INSERT INTO articles (id, lang, title, online, featured, updated_at) VALUES
+           (12, 'fr', 'Éditorial', 1, 1, '2024-05-01 14:00:00'),
+           (13, 'en', 'Editorial', 1, 0, '2024-05-01 15:30:00'),
+           (14, 'fr', 'Brouillon', 0, 0, '2024-05-02 09:00:00');
+         SET time_zone = '+00:00';",
+    )
+    .await;
+    db.exec(&readme_view("sitemap_articles")).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "sitemap_articles")]).await;
+    let xml = urlset(&app).await;
+    assert_eq!(
+        locs(xml.as_bytes()),
+        [
+            "https://www.example.com/fr/article.php?AIndex=12",
+            "https://www.example.com/en/article.php?AIndex=13",
+        ]
+    );
+    assert!(xml.contains(
+        "<url><loc>https://www.example.com/fr/article.php?AIndex=12</loc>\
+         <lastmod>2024-05-01T12:00:00+00:00</lastmod><changefreq>weekly</changefreq>\
+         <priority>0.8</priority></url>"
+    ));
+    assert!(xml.contains(
+        "<url><loc>https://www.example.com/en/article.php?AIndex=13</loc>\
+         <lastmod>2024-05-01T13:30:00+00:00</lastmod><changefreq>weekly</changefreq></url>"
+    ));
+}
