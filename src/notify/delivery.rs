@@ -239,21 +239,18 @@ pub struct Drain {
     pub done: oneshot::Sender<()>,
 }
 
-/// When the next request may start.
+/// When the next request may start. Both bounds hold while draining too: the interval is a
+/// promise to the endpoint, and a shutdown is no reason to break it.
 struct Schedule {
     /// Pacing: a request started at T allows the next at T + interval.
     paced_until: Instant,
-    /// Backoff or `Retry-After` after a failure; honoured even while draining.
+    /// Backoff or `Retry-After` after a failure.
     backed_off_until: Instant,
 }
 
 impl Schedule {
-    fn next_start(&self, draining: bool) -> Instant {
-        if draining {
-            self.backed_off_until
-        } else {
-            self.paced_until.max(self.backed_off_until)
-        }
+    fn next_start(&self) -> Instant {
+        self.paced_until.max(self.backed_off_until)
     }
 }
 
@@ -283,16 +280,20 @@ pub async fn run<O: Outbox>(
         if idle && (!drains.is_empty() || !open) {
             break;
         }
-        let draining = !drains.is_empty();
         let ready = in_flight.is_none() && (retry.is_some() || outbox.pending() > 0);
         let deadline = drains.iter().map(|d| d.deadline).min();
+        if ready && deadline.is_some_and(|deadline| schedule.next_start() > deadline) {
+            // The next request's turn comes after the drain must end: waiting is pointless.
+            give_up_draining(&mut outbox, retry.take(), None);
+            break;
+        }
         tokio::select! {
             command = commands.recv(), if open => match command {
                 Some(Command::Add(item)) => outbox.add(item),
                 Some(Command::Drain(drain)) => drains.push(drain),
                 None => open = false,
             },
-            () = sleep_until(schedule.next_start(draining)), if ready => {
+            () = sleep_until(schedule.next_start()), if ready => {
                 if let Some(next) = next_batch(&mut outbox, &mut retry) {
                     let attempt = outbox.deliver(&next.batch);
                     schedule.paced_until = Instant::now() + policy.interval;
@@ -651,37 +652,43 @@ mod tests {
         assert_eq!(log, events(&[(0, "send 1"), (0, "dropped 1")]));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_drain_skips_the_interval_but_not_a_backoff() {
-        let h = start(vec![], Policy::with_interval(3600 * SECOND));
-        h.add(1);
-        h.add(2);
+    /// Starts a drain that must end within `grace`, and waits for it.
+    async fn drain(h: &Harness, grace: Duration) -> Vec<(u64, String)> {
         let (done, finished) = oneshot::channel();
-        let deadline = Instant::now() + 5 * SECOND;
+        let deadline = Instant::now() + grace;
         h.commands
             .send(Command::Drain(Drain { deadline, done }))
             .unwrap();
         finished.await.unwrap();
-        let log = h.log.lock().unwrap().clone();
+        h.log.lock().unwrap().clone()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_sends_what_pending_as_the_interval_allows() {
+        let h = start(vec![], Policy::with_interval(SECOND));
+        h.add(1);
+        h.add(2);
         let expected = [
             (0, "send 1"),
             (0, "delivered 1"),
-            (0, "send 2"),
-            (0, "delivered 2"),
+            (1, "send 2"),
+            (1, "delivered 2"),
         ];
-        assert_eq!(log, events(&expected));
+        assert_eq!(drain(&h, 5 * SECOND).await, events(&expected));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_never_shortens_the_interval_or_a_backoff() {
+        let h = start(vec![], Policy::with_interval(3600 * SECOND));
+        h.add(1);
+        h.add(2);
+        let expected = [(0, "send 1"), (0, "delivered 1"), (0, "dropped 2")];
+        assert_eq!(drain(&h, 5 * SECOND).await, events(&expected));
 
         let h = start(vec![retry(Some(60))], Policy::with_interval(SECOND));
         h.add(1);
         h.add(2);
-        let (done, finished) = oneshot::channel();
-        let deadline = Instant::now() + 5 * SECOND;
-        h.commands
-            .send(Command::Drain(Drain { deadline, done }))
-            .unwrap();
-        finished.await.unwrap();
-        let log = h.log.lock().unwrap().clone();
-        let expected = [(0, "send 1"), (5, "dropped 1"), (5, "dropped 2")];
-        assert_eq!(log, events(&expected));
+        let expected = [(0, "send 1"), (0, "dropped 1"), (0, "dropped 2")];
+        assert_eq!(drain(&h, 5 * SECOND).await, events(&expected));
     }
 }

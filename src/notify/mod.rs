@@ -5,7 +5,8 @@
 //! finds changes never waits on the network. Both tasks follow the same delivery rules
 //! ([`delivery`]): at most one request per interval (what arrives meanwhile is coalesced into the
 //! next request), retries with exponential backoff that honour `Retry-After`, a bounded number of
-//! attempts, bounded memory, and a flush of what is pending when the process drains.
+//! attempts, bounded memory, and a flush of what is pending when the process drains (paced
+//! like any other request: what cannot wait for its turn within the drain is dropped).
 //!
 //! # Use
 //!

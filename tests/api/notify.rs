@@ -345,8 +345,7 @@ async fn a_422_is_dropped_not_retried() {
 #[tokio::test]
 async fn submits_within_the_interval_are_coalesced_into_one_request() {
     let receiver = Receiver::start(&[]).await;
-    // An hour's interval: nothing but the drain at shutdown may send the second request.
-    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "3600")]));
+    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "2")]));
     service.submit(&[&page(1)]);
     receiver.wait_for(1).await;
     service
@@ -357,6 +356,7 @@ async fn submits_within_the_interval_are_coalesced_into_one_request() {
     service.submit(&[&page(2)]);
     tokio::time::sleep(Duration::from_millis(200)).await;
     service.submit(&[&page(3), &page(4)]);
+    receiver.wait_for(2).await;
     service.shutdown().await;
 
     let lists: Vec<Vec<String>> = receiver.all().iter().map(Recorded::url_list).collect();
@@ -389,12 +389,11 @@ async fn urls_of_another_host_are_not_submitted() {
 }
 
 #[tokio::test]
-async fn shutdown_sends_what_waits_for_the_interval() {
+async fn shutdown_sends_what_is_waiting_when_the_interval_allows_it_within_the_grace() {
     let receiver = Receiver::start(&[]).await;
-    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "3600")]));
+    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "1")]));
     service.submit(&[&page(1)]);
     receiver.wait_for(1).await;
-    // The next request is an hour away; the drain sends it now.
     service.submit(&[&page(2)]);
     service.shutdown().await;
 
@@ -410,6 +409,20 @@ async fn shutdown_sends_what_waits_for_the_interval() {
             .is_err(),
         "a stopped notifier says so"
     );
+}
+
+#[tokio::test]
+async fn shutdown_never_sends_sooner_than_the_interval() {
+    let receiver = Receiver::start(&[]).await;
+    let service = Service::start(config(&receiver, &[("INDEXNOW_INTERVAL_SECS", "3600")]));
+    service.submit(&[&page(1)]);
+    receiver.wait_for(1).await;
+    // The next request is an hour away, past any shutdown grace: dropped and counted, not sent.
+    service.submit(&[&page(2)]);
+    service.shutdown().await;
+
+    assert_eq!(receiver.all().len(), 1);
+    assert_eq!(service.metric("sitemapd_indexnow_dropped_urls_total"), 1.0);
 }
 
 fn ping_config(receiver: &Receiver, base: &str) -> Config {
