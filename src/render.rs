@@ -27,6 +27,14 @@ pub struct Rendered {
     pub overflowed: bool,
 }
 
+impl Rendered {
+    /// Whether the rows rendered are not the ones `page`'s stored validators describe (they
+    /// changed since the last sweep), so the sweep must catch up.
+    pub fn describes_another_state_than(&self, page: &Page) -> bool {
+        self.digest.fingerprint != page.fingerprint || self.overflowed
+    }
+}
+
 /// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced.
 pub async fn page_gz(
     site: &Site,
@@ -74,31 +82,35 @@ pub async fn page_gz(
 
 /// Streams page `page`'s entries as a text sitemap into `tx`: one absolute URL per line, the
 /// same entries as its XML form (the same limits decide). A failure ends with an error item.
+/// Returns what the XML form of those entries would be, to tell whether the page's stored
+/// validators still describe them; `None` when the render did not finish.
 pub async fn page_text(
     site: &Site,
     page: &Page,
     range: IdRange,
     mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
-) {
+) -> Option<Rendered> {
     use futures::SinkExt;
     let declared = page.namespaces;
     let mut builder = PageBuilder::declared(&site.style, site.page_size, declared);
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     let mut element = Vec::with_capacity(512);
     let mut rows = site.store.entries(range, declared);
+    let mut overflowed = false;
     loop {
         let raw = match rows.try_next().await {
             Ok(Some(raw)) => raw,
             Ok(None) => break,
             Err(e) => {
                 let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
-                return;
+                return None;
             }
         };
         let Ok(entry) = site.rules.write(&raw, &mut element, declared) else {
             continue;
         };
         if !builder.fits(element.len()) {
+            overflowed = true;
             break;
         }
         builder.add(&element, entry.namespaces());
@@ -110,12 +122,16 @@ pub async fn page_text(
                 .await
                 .is_err()
         {
-            return;
+            return None;
         }
     }
-    if !batch.is_empty() {
-        let _ = tx.send(Ok(Bytes::from(batch))).await;
+    if !batch.is_empty() && tx.send(Ok(Bytes::from(batch))).await.is_err() {
+        return None;
     }
+    Some(Rendered {
+        digest: builder.finish(),
+        overflowed,
+    })
 }
 
 async fn compress(

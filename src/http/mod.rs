@@ -343,7 +343,14 @@ impl App {
         let (tx, rx) = futures::channel::mpsc::channel(2);
         let site = site.clone();
         self.metrics.renders.inc();
-        tokio::spawn(async move { render::page_text(&site, &served.page, served.range, tx).await });
+        tokio::spawn(async move {
+            let ServedPage { page, range } = served;
+            let rendered = render::page_text(&site, &page, range, tx).await;
+            if rendered.is_some_and(|r| r.describes_another_state_than(&page)) {
+                // The rows changed since the last sweep: let the sweep catch up.
+                site.sweep(crate::store::Change::Ids(range)).await.ok();
+            }
+        });
         first_chunk_or_unavailable(rx.boxed()).await
     }
 
@@ -366,8 +373,7 @@ impl App {
                 .observe(started.elapsed().as_secs_f64());
             match result {
                 Ok(rendered) => {
-                    let current =
-                        rendered.digest.fingerprint == page.fingerprint && !rendered.overflowed;
+                    let current = !rendered.describes_another_state_than(&page);
                     app.cache.land(&key, Some(current));
                     if !current {
                         // The rows changed since the last sweep: let the sweep catch up.

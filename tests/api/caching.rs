@@ -15,6 +15,7 @@ crate::on_each_database!(
     an_insert_in_a_full_middle_file_splits_only_that_file,
     changes_to_the_table_show_without_a_manual_sweep,
     a_hundred_concurrent_cold_requests_cause_one_render,
+    a_text_render_of_changed_rows_sets_the_sweep_going,
 );
 crate::on_each_server!(a_truncate_shows_without_a_manual_sweep);
 
@@ -228,6 +229,34 @@ async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
         now, before,
         "the change the table's triggers record reaches the service"
     );
+}
+
+/// A view tells nothing of its changes; a render that meets rows the stored validators do not
+/// describe serves them and sets the sweep going, so the ETag soon tells the truth again.
+async fn a_text_render_of_changed_rows_sets_the_sweep_going(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE plain (id bigint PRIMARY KEY, loc text NOT NULL, lastmod text, changefreq text, priority real);
+         INSERT INTO plain (id, loc) VALUES (1, '/a'), (2, '/b');
+         CREATE VIEW quiet AS SELECT id, loc, lastmod, changefreq, priority FROM plain;",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "quiet")]).await;
+    let before = header(&app.get("/sitemap.txt").await, "etag").to_string();
+    db.exec("INSERT INTO plain (id, loc) VALUES (3, '/c')")
+        .await;
+    let live = app.get("/sitemap.txt").await.text().await.unwrap();
+    assert_eq!(live.lines().count(), 3, "{live}");
+    let mut now = before.clone();
+    for _ in 0..200 {
+        now = header(&app.get("/sitemap.txt").await, "etag").to_string();
+        if now != before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(now, before, "the render's finding reaches the validators");
 }
 
 /// TRUNCATE fires no row trigger (and MySQL has no TRUNCATE trigger at all): it must show too.
