@@ -30,6 +30,7 @@ pub struct Metrics {
     pub renders: Counter,
     pub render_seconds: Histogram,
     pub cache_hits: Counter,
+    pub render_followers: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
     pub entries_served: Gauge,
@@ -53,6 +54,7 @@ impl Metrics {
             renders: Counter::default(),
             render_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
             cache_hits: Counter::default(),
+            render_followers: Counter::default(),
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
             entries_served: Gauge::default(),
@@ -80,6 +82,11 @@ impl Metrics {
             "cache_hits",
             "Sitemap files served from the in-memory cache",
             m.cache_hits.clone(),
+        );
+        registry.register(
+            "render_followers",
+            "Requests for a sitemap file that joined its render under way (single flight)",
+            m.render_followers.clone(),
         );
         registry.register("bytes_served", "Body bytes sent", m.bytes_served.clone());
         registry.register(

@@ -322,6 +322,8 @@ impl App {
             Lookup::Flight { flight, started } => {
                 if started {
                     self.start_render(site.clone(), key, page, flight.clone());
+                } else {
+                    self.metrics.render_followers.inc();
                 }
                 (first_chunk_or_unavailable(flight.follow()).await?, None)
             }

@@ -278,7 +278,8 @@ async fn a_truncate_shows_without_a_manual_sweep(backend: Backend) {
 }
 
 async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
-    // A page big enough that its render outlasts the dispatch of the burst.
+    // A page big enough that its render outlasts the dispatch of the burst; on the database
+    // servers its rows are also held back until every request has joined the render.
     let db = TestDb::on(backend).await;
     db.migrate().await;
     let rows: Vec<Row> = (1..=15_000)
@@ -288,12 +289,19 @@ async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
     let app = spawn_app(&db.url, &[]).await;
     let app = std::sync::Arc::new(app);
     let renders_before = app.metric("sitemapd_renders_total").await;
+    let held = db.hold_entries().await;
     let mut tasks = Vec::new();
     for _ in 0..100 {
         let app = app.clone();
         tasks.push(tokio::spawn(async move {
             app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap()
         }));
+    }
+    if let Some(held) = held {
+        while app.metric("sitemapd_render_followers_total").await < 99.0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        held.release().await;
     }
     let mut bodies = Vec::new();
     for t in tasks {

@@ -203,7 +203,7 @@ impl TestDb {
                 q.push_values(chunk, |mut b, row| {
                     b.push_bind(row.id)
                         .push_bind(row.loc.clone())
-                        .push_bind(row.lastmod)
+                        .push_bind(row.lastmod.map(|at| at.naive_utc()))
                         .push_bind(row.changefreq.clone())
                         .push_bind(row.priority);
                 });
@@ -244,11 +244,37 @@ impl TestDb {
         .expect("insert alternates");
     }
 
+    /// Blocks every read of sitemap_entries until [`Held::release`]: a render started meanwhile
+    /// waits for its rows. `None` on SQLite, whose readers never wait for a writer (WAL).
+    pub async fn hold_entries(&self) -> Option<Held> {
+        match &self.pool {
+            TestPool::Postgres(pool) => {
+                let mut conn = pool.acquire().await.unwrap();
+                sqlx::raw_sql("BEGIN; LOCK TABLE sitemap_entries IN ACCESS EXCLUSIVE MODE")
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+                Some(Held::Postgres(conn))
+            }
+            TestPool::MariaDb(pool) => {
+                let mut conn = pool.acquire().await.unwrap();
+                sqlx::raw_sql("LOCK TABLES sitemap_entries WRITE")
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+                Some(Held::MariaDb(conn))
+            }
+            TestPool::Sqlite(_) => None,
+        }
+    }
+
     /// Sets the lastmod of one entry.
     pub async fn set_lastmod(&self, id: i64, lastmod: DateTime<Utc>) {
         each_pool!(self, |pool, Db| {
             let mut q = sqlx::QueryBuilder::<Db>::new("UPDATE sitemap_entries SET lastmod = ");
-            q.push_bind(lastmod).push(" WHERE id = ").push_bind(id);
+            q.push_bind(lastmod.naive_utc())
+                .push(" WHERE id = ")
+                .push_bind(id);
             q.build().execute(pool).await.map(|_| ())
         })
         .expect("set lastmod");
@@ -312,6 +338,25 @@ impl TestDb {
             (id, loc, lastmod, changefreq, priority.map(|p| p as f32))
         })
         .collect()
+    }
+}
+
+/// A connection that holds a lock on sitemap_entries (see [`TestDb::hold_entries`]).
+pub enum Held {
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+    MariaDb(sqlx::pool::PoolConnection<sqlx::MySql>),
+}
+
+impl Held {
+    pub async fn release(self) {
+        let released = match self {
+            Held::Postgres(mut conn) => sqlx::raw_sql("COMMIT").execute(&mut *conn).await.map(drop),
+            Held::MariaDb(mut conn) => sqlx::raw_sql("UNLOCK TABLES")
+                .execute(&mut *conn)
+                .await
+                .map(drop),
+        };
+        released.expect("release the lock");
     }
 }
 
