@@ -3,13 +3,14 @@
 //!
 //! Entries are titled by their decoded path (sitemapd knows no page titles). Every date comes
 //! from the data: an entry's `<updated>`/`<pubDate>` is its lastmod, and the
-//! feed's own is the newest of them (entries without a lastmod are not in feeds). A feed with no
+//! feed's own is the newest of them (entries without a lastmod, or with one before 1900, which
+//! an RSS date cannot carry, are not in feeds). A feed with no
 //! entries says 1970-01-01, never the time it was built, so its bytes stay the same until the
 //! data changes.
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use quick_xml::escape::escape;
 
 use crate::config::BaseUrl;
@@ -21,11 +22,25 @@ pub const ATOM_FILE: &str = "feed.atom";
 pub const RSS_FILE: &str = "feed.rss";
 const ATOM_NS: &str = "http://www.w3.org/2005/Atom";
 
+/// The earliest year of a lastmod that feeds list. RSS 2.0 dates are RFC 822 dates, whose
+/// years RFC 2822 (3.3) starts at 1900; readers take a year such as `0099` for 1999 or 2099.
+/// A page last changed before 1900 is a placeholder date, not a recent change: such an entry is
+/// left out of both feeds, as one without a lastmod is, rather than listed with a date readers
+/// would get wrong (or one sitemapd invented).
+pub const EARLIEST_YEAR: i32 = 1900;
+
 /// One changed page as a feed lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedEntry {
     pub loc: Loc,
     pub updated: DateTime<Utc>,
+}
+
+impl FeedEntry {
+    /// The entry for a page last modified at `updated`, unless that is before [`EARLIEST_YEAR`].
+    pub fn new(loc: Loc, updated: DateTime<Utc>) -> Option<Self> {
+        (updated.year() >= EARLIEST_YEAR).then_some(Self { loc, updated })
+    }
 }
 
 /// The site a feed describes.
@@ -371,5 +386,25 @@ mod tests {
     fn text_xml_cannot_carry_never_reaches_a_feed() {
         assert_eq!(xml_text("a<\u{1}\u{FFFE}&"), "a&lt;\u{FFFD}\u{FFFD}&amp;");
         assert!(matches!(xml_text("plain"), Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn lastmods_before_1900_are_left_out_and_rss_writes_four_digit_years_from_then_on() {
+        let base = BaseUrl::parse("https://e.com/").unwrap();
+        let loc = || Loc::parse("/a", &base).unwrap();
+        let at = |y| Utc.with_ymd_and_hms(y, 1, 1, 0, 0, 0).unwrap();
+        for year in [1, 99, 1000, 1899] {
+            assert_eq!(FeedEntry::new(loc(), at(year)), None, "{year}");
+        }
+        let from = Utc.with_ymd_and_hms(1899, 12, 31, 23, 59, 59).unwrap();
+        assert_eq!(FeedEntry::new(loc(), from), None);
+        for year in [1900, 2024, 9999] {
+            assert!(FeedEntry::new(loc(), at(year)).is_some(), "{year}");
+        }
+        assert_eq!(rfc822(at(1900)), "Mon, 01 Jan 1900 00:00:00 +0000");
+        assert_eq!(
+            rfc822(Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap()),
+            "Fri, 31 Dec 9999 23:59:59 +0000"
+        );
     }
 }
