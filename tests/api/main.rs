@@ -4,6 +4,7 @@
 mod caching;
 mod cli;
 mod extensions;
+mod feed_checks;
 mod feeds;
 mod helpers;
 mod hostile;
