@@ -122,6 +122,12 @@ ensure_xmllint() {
   apt_install libxml2-utils || die "xmllint is missing: install it (Debian: apt-get install libxml2-utils)"
 }
 
+# Atom feeds are validated against the RELAX NG schema of RFC 4287 with jing (Debian: jing).
+ensure_jing() {
+  command -v jing >/dev/null && return 0
+  apt_install jing || die "jing is missing: install it (Debian: apt-get install jing)"
+}
+
 # Feeds are read back by an independent parser: Python's feedparser (Debian: python3-feedparser).
 ensure_feedparser() {
   /usr/bin/python3 -c 'import feedparser' >/dev/null 2>&1 && return 0
@@ -144,6 +150,7 @@ ensure_postgres
 ensure_mysql
 drop_stale_test_databases
 ensure_xmllint
+ensure_jing
 ensure_feedparser
 ensure_chromium
 cargo test --all-targets "$@"

@@ -162,9 +162,21 @@ async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;
     write(&dir.join("robots.txt"), &snapshot.robots_body)?;
+    // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
+    // too, so the static copy shows as the served one does.
+    let stylesheet = site.style.stylesheet.is_some();
+    if stylesheet {
+        let path = dir.join(crate::stylesheet::FILE_NAME);
+        write(&path, crate::stylesheet::BODY.as_bytes())?;
+    }
     println!(
-        "wrote {} sitemap files, sitemap_index.xml, sitemap.xml and robots.txt to {}",
+        "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{} to {}",
         snapshot.layout.0.len(),
+        if stylesheet {
+            ", robots.txt and sitemap.xsl"
+        } else {
+            " and robots.txt"
+        },
         dir.display()
     );
     Ok(())

@@ -365,10 +365,7 @@ impl Site {
             .iter()
             .filter_map(|raw| {
                 let entry = self.rules.accept(raw).ok()?;
-                Some(FeedEntry {
-                    updated: entry.lastmod?.at(),
-                    loc: entry.loc,
-                })
+                FeedEntry::new(entry.loc, entry.lastmod?.at())
             })
             .take(self.feed_size)
             .collect();

@@ -1,4 +1,5 @@
-//! Feeds of recent changes, read back by an independent parser (Python's feedparser).
+//! Feeds of recent changes, checked by strict validators and read back by an independent parser
+//! (Python's feedparser).
 
 use std::path::Path;
 use std::process::Command;
@@ -6,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::feed_checks::{assert_valid_feed, Feed};
 use crate::helpers::*;
 
 crate::on_each_database!(
@@ -14,8 +16,15 @@ crate::on_each_database!(
     a_feed_size_of_zero_turns_the_feeds_off,
 );
 
-/// What feedparser understood of `body`; panics with its complaints if the feed is not valid.
+/// What feedparser understood of `body`; panics with the complaints of the strict checkers
+/// (jing with RFC 4287's schema, the RSS 2.0 checker) or of feedparser if it is not valid.
 fn parse_feed(body: &[u8]) -> Value {
+    let kind = if String::from_utf8_lossy(body).contains("<rss ") {
+        Feed::Rss
+    } else {
+        Feed::Atom
+    };
+    assert_valid_feed(body, kind);
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), body).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parsers/feed.py");

@@ -6,6 +6,7 @@ mod caching;
 mod cli;
 mod cms_views;
 mod extensions;
+mod feed_checks;
 mod feeds;
 mod helpers;
 mod hostile;

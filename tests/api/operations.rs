@@ -52,6 +52,56 @@ async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
     }
 }
 
+#[tokio::test]
+async fn export_writes_the_stylesheet_when_the_files_name_it() {
+    let db = db_with_pages(Backend::Postgres).await;
+    let vars = [("SITEMAP_PAGE_SIZE", "100"), ("SITEMAP_STYLESHEET", "true")];
+    let app = spawn_app(&db.url, &vars).await;
+    let export = |vars: &[(&str, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+            .env_clear()
+            .env("SITEMAP_BASE_URL", BASE)
+            .env("DATABASE_URL", &db.url)
+            .envs(vars.iter().copied())
+            .arg("export")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    };
+
+    let dir = export(&vars);
+    let pi = format!("<?xml-stylesheet type=\"text/xsl\" href=\"{BASE}sitemap.xsl\"?>");
+    let mut documents = vec![
+        std::fs::read(dir.path().join("sitemap_index.xml")).unwrap(),
+        std::fs::read(dir.path().join("sitemap.xml")).unwrap(),
+    ];
+    for page in app.index_pages().await {
+        documents.push(gunzip(&std::fs::read(dir.path().join(page)).unwrap()));
+    }
+    assert_eq!(documents.len(), 5);
+    for doc in &documents {
+        assert!(
+            String::from_utf8_lossy(doc).contains(&pi),
+            "{}",
+            String::from_utf8_lossy(&doc[..doc.len().min(300)])
+        );
+    }
+    let served = app.get("/sitemap.xsl").await.bytes().await.unwrap();
+    let written = std::fs::read(dir.path().join("sitemap.xsl")).expect("sitemap.xsl exported");
+    assert_eq!(served.to_vec(), written);
+
+    // Without the stylesheet, no file names it and none is written.
+    let plain = export(&[("SITEMAP_PAGE_SIZE", "100")]);
+    assert!(!plain.path().join("sitemap.xsl").exists());
+}
+
 async fn health_readiness_and_metrics_answer(backend: Backend) {
     let db = db_with_pages(backend).await;
     let app = spawn_app(&db.url, &[]).await;

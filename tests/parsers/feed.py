@@ -42,6 +42,7 @@ def main(path):
         "entries": [
             {
                 "link": e.get("link"),
+                "title": e.get("title"),
                 "id": e.get("id"),
                 "updated": iso(e.get("updated_parsed") or e.get("published_parsed")),
             }
