@@ -16,10 +16,9 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlRow};
 use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
 
 use super::{
-    alternate_rows, entry_columns, image_rows, raw_alternate, raw_image, Change, EntryDetails,
-    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord,
-    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
-    IMPORT_ROWS_PER_STATEMENT,
+    entry_columns, raw_alternate, raw_image, Change, FileRecord, IdRange, ImportCounts, ImportPlan,
+    ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError, SubmittedThrough,
+    ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
@@ -592,44 +591,7 @@ async fn ids_by_loc<'a>(
     Ok(ids)
 }
 
-/// Deletes the extension rows of `owners`, then writes the file's.
-async fn replace_extensions(
-    tx: &mut Transaction<'_, MySql>,
-    owners: &[(i64, Option<&EntryDetails>)],
-) -> Result<(), StoreError> {
-    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
-    for table in [ALTERNATES_TABLE, IMAGES_TABLE] {
-        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
-            let mut delete =
-                QueryBuilder::<MySql>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
-            let mut list = delete.separated(", ");
-            for id in chunk {
-                list.push_bind(*id);
-            }
-            delete.push(")");
-            delete.build().execute(&mut **tx).await?;
-        }
-    }
-    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<MySql>::new(
-            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
-        );
-        insert.push_values(chunk, |mut row, (id, alternate)| {
-            row.push_bind(*id)
-                .push_bind(&alternate.hreflang)
-                .push_bind(&alternate.href);
-        });
-        insert.build().execute(&mut **tx).await?;
-    }
-    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<MySql>::new("INSERT INTO sitemap_images (entry_id, loc) ");
-        insert.push_values(chunk, |mut row, (id, loc)| {
-            row.push_bind(*id).push_bind(*loc);
-        });
-        insert.build().execute(&mut **tx).await?;
-    }
-    Ok(())
-}
+super::define_replace_extensions!(MySql);
 
 async fn load_pages<'e>(
     exec: impl sqlx::MySqlExecutor<'e>,

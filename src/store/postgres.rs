@@ -11,10 +11,9 @@ use sqlx::{ConnectOptions, Postgres, QueryBuilder, Row, Transaction};
 use chrono::{DateTime, Utc};
 
 use super::{
-    alternate_rows, entry_columns, image_rows, quote_identifier, raw_alternate, raw_image, Change,
-    EntryDetails, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified,
-    PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
-    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
+    entry_columns, quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange,
+    ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
+    SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
@@ -467,45 +466,7 @@ async fn ids_by_loc<'a>(
     Ok(ids)
 }
 
-/// Deletes the extension rows of `owners`, then writes the file's.
-async fn replace_extensions(
-    tx: &mut Transaction<'_, Postgres>,
-    owners: &[(i64, Option<&EntryDetails>)],
-) -> Result<(), StoreError> {
-    let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
-    for table in ["sitemap_alternates", "sitemap_images"] {
-        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
-            let mut delete =
-                QueryBuilder::<Postgres>::new(format!("DELETE FROM {table} WHERE entry_id IN ("));
-            let mut list = delete.separated(", ");
-            for id in chunk {
-                list.push_bind(*id);
-            }
-            delete.push(")");
-            delete.build().execute(&mut **tx).await?;
-        }
-    }
-    for chunk in alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Postgres>::new(
-            "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ",
-        );
-        insert.push_values(chunk, |mut row, (id, alternate)| {
-            row.push_bind(*id)
-                .push_bind(&alternate.hreflang)
-                .push_bind(&alternate.href);
-        });
-        insert.build().execute(&mut **tx).await?;
-    }
-    for chunk in image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-        let mut insert =
-            QueryBuilder::<Postgres>::new("INSERT INTO sitemap_images (entry_id, loc) ");
-        insert.push_values(chunk, |mut row, (id, loc)| {
-            row.push_bind(*id).push_bind(*loc);
-        });
-        insert.build().execute(&mut **tx).await?;
-    }
-    Ok(())
-}
+super::define_replace_extensions!(Postgres);
 
 async fn load_pages<'e>(
     exec: impl sqlx::PgExecutor<'e>,
