@@ -571,13 +571,36 @@ fn attach<T>(
 pub const ALTERNATES_TABLE: &str = "sitemap_alternates";
 pub const IMAGES_TABLE: &str = "sitemap_images";
 
-/// Builds raw extension rows from the text columns every backend reads.
-pub fn raw_alternate(hreflang: Option<String>, href: Option<String>) -> RawAlternate {
-    RawAlternate { hreflang, href }
+/// An extension row as every backend reads it: `entry_id`, then text columns (NULL or
+/// undecodable text is `None`, for the rules to drop).
+fn keyed_alternate<'r, R>(row: &'r R) -> (i64, RawAlternate)
+where
+    R: sqlx::Row,
+    &'static str: sqlx::ColumnIndex<R>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let text = |column: &'static str| row.try_get::<Option<String>, _>(column).ok().flatten();
+    let alternate = RawAlternate {
+        hreflang: text("hreflang"),
+        href: text("href"),
+    };
+    (row.try_get("entry_id").unwrap_or_default(), alternate)
 }
 
-pub fn raw_image(loc: Option<String>) -> RawImage {
-    RawImage { loc }
+/// See [`keyed_alternate`].
+fn keyed_image<'r, R>(row: &'r R) -> (i64, RawImage)
+where
+    R: sqlx::Row,
+    &'static str: sqlx::ColumnIndex<R>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let loc = row.try_get::<Option<String>, _>("loc").ok().flatten();
+    (
+        row.try_get("entry_id").unwrap_or_default(),
+        RawImage { loc },
+    )
 }
 
 /// Quotes a possibly schema-qualified identifier: `cms.pages` → `"cms"."pages"`.
@@ -604,7 +627,14 @@ mod tests {
         let rows = vec![(0, "orphan"), (3, "a"), (3, "b"), (4, "c"), (9, "late")];
         let rows: Keyed<RawImage> = rows
             .into_iter()
-            .map(|(id, loc)| (id, raw_image(Some(loc.into()))))
+            .map(|(id, loc)| {
+                (
+                    id,
+                    RawImage {
+                        loc: Some(loc.into()),
+                    },
+                )
+            })
             .collect();
         attach(&mut entries, rows, |e| &mut e.images);
         let locs = |e: &RawEntry| {

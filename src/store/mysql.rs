@@ -16,9 +16,9 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlRow};
 use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
 
 use super::{
-    entry_columns, raw_alternate, raw_image, Change, FileRecord, IdRange, ImportCounts, ImportPlan,
-    ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError, SubmittedThrough,
-    ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
+    entry_columns, keyed_alternate, keyed_image, Change, FileRecord, IdRange, ImportCounts,
+    ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
+    SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
@@ -200,16 +200,7 @@ impl MySqlStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let alternate = raw_alternate(
-                    r.try_get("hreflang").ok().flatten(),
-                    r.try_get("href").ok().flatten(),
-                );
-                (r.try_get("entry_id").unwrap_or_default(), alternate)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_alternate).collect())
     }
 
     pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
@@ -221,13 +212,7 @@ impl MySqlStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let image = raw_image(r.try_get("loc").ok().flatten());
-                (r.try_get("entry_id").unwrap_or_default(), image)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_image).collect())
     }
 
     pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {

@@ -11,7 +11,7 @@ use sqlx::{ConnectOptions, Postgres, QueryBuilder, Row, Transaction};
 use chrono::{DateTime, Utc};
 
 use super::{
-    entry_columns, quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange,
+    entry_columns, keyed_alternate, keyed_image, quote_identifier, Change, FileRecord, IdRange,
     ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
     SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
@@ -126,16 +126,7 @@ impl PgStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let alternate = raw_alternate(
-                    r.try_get("hreflang").ok().flatten(),
-                    r.try_get("href").ok().flatten(),
-                );
-                (r.try_get("entry_id").unwrap_or_default(), alternate)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_alternate).collect())
     }
 
     pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
@@ -147,13 +138,7 @@ impl PgStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let image = raw_image(r.try_get("loc").ok().flatten());
-                (r.try_get("entry_id").unwrap_or_default(), image)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_image).collect())
     }
 
     pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {

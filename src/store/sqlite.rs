@@ -13,7 +13,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction};
 
 use super::{
-    entry_columns, quote_identifier, raw_alternate, raw_image, Change, FileRecord, IdRange,
+    entry_columns, keyed_alternate, keyed_image, quote_identifier, Change, FileRecord, IdRange,
     ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
     SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
@@ -125,16 +125,7 @@ impl SqliteStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let alternate = raw_alternate(
-                    r.try_get("hreflang").ok().flatten(),
-                    r.try_get("href").ok().flatten(),
-                );
-                (r.try_get("entry_id").unwrap_or_default(), alternate)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_alternate).collect())
     }
 
     pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
@@ -146,13 +137,7 @@ impl SqliteStore {
         .bind(range.last)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let image = raw_image(r.try_get("loc").ok().flatten());
-                (r.try_get("entry_id").unwrap_or_default(), image)
-            })
-            .collect())
+        Ok(rows.iter().map(keyed_image).collect())
     }
 
     pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
