@@ -451,12 +451,12 @@ fn redact(url: &str) -> String {
 #[macro_export]
 macro_rules! on_each_database {
     ($($test:ident),* $(,)?) => {
-        $( $crate::on_each_database!(@test $test: postgres Postgres, mariadb MariaDb, sqlite Sqlite); )*
+        $( $crate::on_each_database!(@test $test [tokio::test]: postgres Postgres, mariadb MariaDb, sqlite Sqlite); )*
     };
-    (@test $test:ident: $($module:ident $backend:ident),*) => {
+    (@test $test:ident [$attr:meta]: $($module:ident $backend:ident),*) => {
         mod $test {
             $(
-                #[tokio::test]
+                #[$attr]
                 async fn $module() {
                     super::$test($crate::helpers::Backend::$backend).await
                 }
@@ -466,11 +466,14 @@ macro_rules! on_each_database {
 }
 
 /// Runs each listed test on the two database servers only (for what SQLite cannot do), as
-/// `name::postgres` and `name::mariadb`.
+/// `name::postgres` and `name::mariadb`; `multi_thread:` first gives them two worker threads.
 #[macro_export]
 macro_rules! on_each_server {
+    (multi_thread: $($test:ident),* $(,)?) => {
+        $( $crate::on_each_database!(@test $test [tokio::test(flavor = "multi_thread", worker_threads = 2)]: postgres Postgres, mariadb MariaDb); )*
+    };
     ($($test:ident),* $(,)?) => {
-        $( $crate::on_each_database!(@test $test: postgres Postgres, mariadb MariaDb); )*
+        $( $crate::on_each_database!(@test $test [tokio::test]: postgres Postgres, mariadb MariaDb); )*
     };
 }
 

@@ -1,6 +1,7 @@
 //! The database going away: before a request, in the middle of a streamed body, or killed from
-//! the database side. A TCP proxy written here sits between the service and PostgreSQL and can
-//! cut every connection, refuse new ones, restore, and throttle what PostgreSQL sends.
+//! the database side, on PostgreSQL and MariaDB. A TCP proxy written here sits between the
+//! service and the database and can cut every connection, refuse new ones, restore, and
+//! throttle what the database sends.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -59,7 +60,12 @@ impl Proxy {
         } else {
             host
         };
-        let upstream: SocketAddr = format!("{host}:{}", url.port().unwrap_or(5432))
+        let default_port = if url.scheme().starts_with("mysql") {
+            3306
+        } else {
+            5432
+        };
+        let upstream: SocketAddr = format!("{host}:{}", url.port().unwrap_or(default_port))
             .parse()
             .expect("TEST_DATABASE_URL with an IP address host");
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -103,7 +109,7 @@ impl Proxy {
         self.state.refusing.store(false, Ordering::SeqCst);
     }
 
-    /// Limits what PostgreSQL sends to the service, per connection; `None` lifts the limit.
+    /// Limits what the database sends to the service, per connection; `None` lifts the limit.
     fn throttle(&self, bytes_per_sec: Option<u64>) {
         self.state
             .rate
@@ -241,8 +247,9 @@ fn is_complete_gzip(bytes: &[u8]) -> bool {
 
 /// A site whose page 1 is one big file: 20,000 URLs of about 500 characters (about 10 MB of
 /// XML), little of it compressible, so a throttled render takes tens of seconds.
-async fn big_site() -> (TestDb, Proxy, TestApp) {
-    let db = TestDb::new().await;
+async fn big_site(backend: Backend) -> (TestDb, Proxy, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     let proxy = Proxy::start(&db.url).await;
     let app = spawn_app(
         &proxy.url(&db.url),
@@ -252,13 +259,10 @@ async fn big_site() -> (TestDb, Proxy, TestApp) {
         ],
     )
     .await;
-    db.exec(
-        "INSERT INTO sitemap_entries (id, loc) \
-         SELECT g, '/p/' || g || '/' || (SELECT string_agg(md5(g::text || '-' || i::text), '') \
-                                         FROM generate_series(1, 15) i) \
-         FROM generate_series(1, 20000) g",
-    )
-    .await;
+    let rows: Vec<Row> = (1..=20_000)
+        .map(|g| Row::new(g, &format!("/p/{g}/{}", noise(g as u64, 480))))
+        .collect();
+    db.insert_rows(&rows).await;
     app.sweep().await;
     assert_eq!(app.index_pages().await, vec!["sitemap-1.xml.gz"]);
     (db, proxy, app)
@@ -266,13 +270,62 @@ async fn big_site() -> (TestDb, Proxy, TestApp) {
 
 const THROTTLE: u64 = 256 * 1024;
 
+/// `len` hex digits that depend on `seed` and hardly compress (xorshift).
+fn noise(seed: u64, len: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from_digit((x % 16) as u32, 16).unwrap()
+        })
+        .collect()
+}
+
+crate::on_each_server!(
+    multi_thread: while_the_database_is_down_cached_pages_still_serve_and_others_get_503,
+    a_database_cut_mid_stream_never_looks_like_a_complete_file,
+    a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_serving,
+);
+
+/// Kills the service's connections that are running a statement (the render), as an operator
+/// or the database's own watchdog might; returns how many.
+async fn kill_the_services_busy_connections(db: &TestDb) -> usize {
+    match db.backend {
+        Backend::Postgres => {
+            let killed: Vec<bool> = sqlx::query_scalar(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND application_name = 'sitemapd' \
+                   AND pid <> pg_backend_pid()",
+            )
+            .fetch_all(db.pg())
+            .await
+            .unwrap();
+            killed.into_iter().filter(|k| *k).count()
+        }
+        _ => {
+            let busy = db
+                .strings(
+                    "SELECT CAST(ID AS CHAR) FROM information_schema.PROCESSLIST \
+                     WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute')",
+                )
+                .await;
+            for id in &busy {
+                db.exec(&format!("KILL CONNECTION {id}")).await;
+            }
+            busy.len()
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn while_the_database_is_down_cached_pages_still_serve_and_others_get_503() {
-    let db = TestDb::new().await;
+async fn while_the_database_is_down_cached_pages_still_serve_and_others_get_503(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
     let proxy = Proxy::start(&db.url).await;
     let app = spawn_app(
         &proxy.url(&db.url),
@@ -340,9 +393,8 @@ async fn while_the_database_is_down_cached_pages_still_serve_and_others_get_503(
     until_ok(&app, "/readyz").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_cut_mid_stream_never_looks_like_a_complete_file() {
-    let (_db, proxy, app) = big_site().await;
+async fn a_database_cut_mid_stream_never_looks_like_a_complete_file(backend: Backend) {
+    let (_db, proxy, app) = big_site(backend).await;
     proxy.throttle(Some(THROTTLE));
 
     // The gzip file itself.
@@ -390,9 +442,10 @@ async fn a_database_cut_mid_stream_never_looks_like_a_complete_file() {
     assert_eq!(xml.windows(5).filter(|w| w == b"<url>").count(), 20_000);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_serving() {
-    let (db, proxy, app) = big_site().await;
+async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_serving(
+    backend: Backend,
+) {
+    let (db, proxy, app) = big_site(backend).await;
     proxy.throttle(Some(THROTTLE));
 
     let resp = within("gzip page", app.get("/sitemap-1.xml.gz")).await;
@@ -402,19 +455,9 @@ async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_servi
         .await
         .expect("first chunk")
         .expect("a first chunk");
-    let killed: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-         WHERE datname = current_database() AND application_name = 'sitemapd' \
-           AND pid <> pg_backend_pid()",
-    )
-    .fetch_all(db.pg())
-    .await
-    .unwrap();
-    assert!(
-        killed.iter().any(|k| *k),
-        "the service's backends are found by application_name: {killed:?}"
-    );
-    // What PostgreSQL had already handed to the socket drains quickly now; then the cut shows.
+    let killed = kill_the_services_busy_connections(&db).await;
+    assert!(killed > 0, "the render's connection is found and killed");
+    // What the database had already handed to the socket drains quickly now; then the cut shows.
     proxy.throttle(None);
     let got = rest_must_fail(resp, first.to_vec(), "killed backend").await;
     assert!(
