@@ -6,8 +6,9 @@
 #   bench/run.sh 100000 1000000     several sizes, one column each
 #
 # Environment: BENCH_N, BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-# BENCH_SKIP_BUILD=1 (use the existing target/release/sitemapd), BENCH_KEEP=1 (keep the work
-# directory with logs and crawled pages, and the databases).
+# BENCH_SKIP_BUILD=1 (use the existing release/sitemapd in cargo's target directory, which is
+# CARGO_TARGET_DIR when set), BENCH_KEEP=1 (keep the work directory with logs and crawled pages,
+# and the databases).
 #
 # For each size N:
 #   seed     a database of its own, sitemapd_bench_<N>, made fresh: `sitemapd migrate`, then one
@@ -108,9 +109,12 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "cargo build --release"
   (cd "$ROOT" && timeout 1800 cargo build --release --quiet) || die "build failed"
 fi
-[ -x "$ROOT/target/release/sitemapd" ] || die "no $ROOT/target/release/sitemapd"
+# Where cargo puts it: target/ unless CARGO_TARGET_DIR (or a cargo config) says otherwise.
+TARGET_DIR=$(cd "$ROOT" && timeout 120 cargo metadata --no-deps --format-version 1 \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])') || TARGET_DIR=$ROOT/target
+[ -x "$TARGET_DIR/release/sitemapd" ] || die "no $TARGET_DIR/release/sitemapd"
 # A private copy: others may rebuild target/ while we measure.
-cp "$ROOT/target/release/sitemapd" "$WORK/sitemapd"
+cp "$TARGET_DIR/release/sitemapd" "$WORK/sitemapd"
 REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock migrations 2>/dev/null)" ]; then REV="$REV+uncommitted"; fi
 
