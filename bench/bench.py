@@ -2,10 +2,15 @@
 """HTTP-side measures for bench/run.sh (Python 3 standard library only).
 
 Every request goes to 127.0.0.1 only. Each subcommand prints one JSON object on stdout
-(except `freeport`, `dburl` and `wrk-parse`, which print plain values for bash).
+(except `freeport`, `dburl` and `wrk-parse`, which print plain values for bash, and `mycnf`,
+which writes a file).
 
   freeport                      a free TCP port on 127.0.0.1
   dburl ADMIN_URL DBNAME        ADMIN_URL with its database name replaced by DBNAME
+  mycnf MYSQL_URL FILE          writes FILE (mode 600), an option file for the mariadb/mysql
+                                client with the URL's host, port, user and password, over TCP
+                                and in utf8mb4 (for --defaults-file: the password stays out of
+                                the command line, and no other option file is read)
   wait  PORT TIMEOUT            poll /readyz and /sitemap_index.xml until both answer 200
   crawl PORT OUTDIR             cold full crawl: the index, then every page it lists, in order,
                                 on one keep-alive connection; timed end to end (first byte of the
@@ -57,6 +62,25 @@ def freeport():
 def dburl(admin_url, name):
     u = urllib.parse.urlsplit(admin_url)
     print(urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment)))
+
+
+def mycnf(url, path):
+    u = urllib.parse.urlsplit(url)
+    if u.scheme not in ("mysql", "mariadb"):
+        raise SystemExit(f"not a mysql:// URL: {u.scheme}://…")
+
+    def value(v):  # option-file value: quoted, so '#', spaces and quotes survive
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["[client]", f"host={value(u.hostname or '127.0.0.1')}", f"port={u.port or 3306}",
+             "protocol=tcp", "default-character-set=utf8mb4"]
+    if u.username:
+        lines.append(f"user={value(urllib.parse.unquote(u.username))}")
+    if u.password:
+        lines.append(f"password={value(urllib.parse.unquote(u.password))}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def wait(port, timeout):
@@ -201,7 +225,7 @@ def cpubusy(seconds):
 
 def main(argv):
     cmd, args = argv[1], argv[2:]
-    fns = {"freeport": freeport, "dburl": dburl, "wait": wait, "crawl": crawl,
+    fns = {"freeport": freeport, "dburl": dburl, "mycnf": mycnf, "wait": wait, "crawl": crawl,
            "latency": latency, "etag": etag, "wrk-parse": wrk_parse, "cpubusy": cpubusy}
     if cmd not in fns:
         raise SystemExit(__doc__)

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# bench/run.sh: measures sitemapd against PostgreSQL and prints a markdown table.
+# bench/run.sh: measures sitemapd against PostgreSQL (or MariaDB) and prints a markdown table.
 #
 #   bench/run.sh                    N = BENCH_N or 1,000,000 (then 100,000 is run too, for RSS)
 #   bench/run.sh 100000             one size
 #   bench/run.sh 100000 1000000     several sizes, one column each
+#   BENCH_DB=mariadb bench/run.sh   the same against MariaDB (see "MariaDB" below)
 #
-# Environment: BENCH_N, BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-# BENCH_SKIP_BUILD=1 (use the existing target/release/sitemapd), BENCH_KEEP=1 (keep the work
-# directory with logs and crawled pages, and the databases).
+# Environment: BENCH_DB (postgres, the default, or mariadb),
+# BENCH_N, BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+# BENCH_SKIP_BUILD=1 (use the existing release/sitemapd in cargo's target directory, which is
+# CARGO_TARGET_DIR when set), BENCH_KEEP=1 (keep the work directory with logs and crawled pages,
+# and the databases).
 #
 # For each size N:
 #   seed     a database of its own, sitemapd_bench_<N>, made fresh: `sitemapd migrate`, then one
@@ -36,6 +39,12 @@
 #     The floor is (a) + (b): the least any service must spend to read these rows and compress
 #     this XML. Our cold crawl is reported as a ratio to it.
 #
+# MariaDB (BENCH_DB=mariadb; admin URL BENCH_MYSQL_URL, default mysql://root@127.0.0.1:3306):
+#   the same steps and table. The seed is bench/seed-mysql.sql (the same rows, numbered by the
+#   SEQUENCE engine, then ANALYZE TABLE), and 5a is the mariadb (or mysql) client reading the same
+#   five columns per page (SELECT ... WHERE id BETWEEN lo AND hi ORDER BY id), all in one session,
+#   --quick --batch into /dev/null.
+#
 # Other work on the machine skews all of this (2 CPUs): before each measure the script waits up to
 # BENCH_WAIT_IDLE s (default 30) for the CPUs to be < 30 % busy, and reports how busy they were.
 #
@@ -47,8 +56,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
 BASE_URL=https://www.example.com
 SITE_KEY=$BASE_URL/
-ADMIN_URL=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 PY=(python3 "$HERE/bench.py")
+DB_KIND=${BENCH_DB:-postgres}
+case $DB_KIND in
+  postgres) ADMIN_URL=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres} ;;
+  mariadb)  ADMIN_URL=${BENCH_MYSQL_URL:-mysql://root@127.0.0.1:3306} ;;
+  *) echo "run.sh: BENCH_DB must be postgres or mariadb, got '$DB_KIND'" >&2; exit 2 ;;
+esac
 
 if [ $# -gt 0 ]; then SIZES=("$@"); else SIZES=("${BENCH_N:-1000000}"); fi
 if [ ${#SIZES[@]} -eq 1 ] && [ "${SIZES[0]}" -eq 1000000 ] 2>/dev/null; then SIZES=(100000 1000000); fi
@@ -84,7 +98,11 @@ cleanup() {
     log "kept $WORK and databases: ${DBS[*]:-}"
   else
     for db in "${DBS[@]}"; do
-      timeout 60 psql "$ADMIN_URL" -qAtX -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+      if [ "$DB_KIND" = postgres ]; then
+        timeout 60 psql "$ADMIN_URL" -qAtX -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+      else
+        timeout 60 "${MY[@]}" -e "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
+      fi
     done
     rm -rf "$WORK"
   fi
@@ -94,23 +112,44 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- tools -------------------------------------------------------------------------------------
-for tool in psql python3 gzip cargo awk; do
-  command -v "$tool" >/dev/null || die "$tool is required"
-done
+if [ "$DB_KIND" = postgres ]; then
+  for tool in psql python3 gzip cargo awk; do
+    command -v "$tool" >/dev/null || die "$tool is required"
+  done
+else
+  for tool in python3 gzip cargo awk; do
+    command -v "$tool" >/dev/null || die "$tool is required"
+  done
+  MYCLIENT=$(command -v mariadb || command -v mysql) || die "the mariadb (or mysql) client is required"
+  # Connection settings in a file of our own (mode 600): the password stays off the command line,
+  # and no other option file (~/.my.cnf, /etc/mysql) is read.
+  "${PY[@]}" mycnf "$ADMIN_URL" "$WORK/client.cnf" || die "BENCH_MYSQL_URL: not a mysql:// URL"
+  MY=("$MYCLIENT" "--defaults-file=$WORK/client.cnf" --batch --skip-column-names)
+fi
 if ! command -v wrk >/dev/null; then
   log "wrk missing: apt-get install -y wrk"
   { timeout 300 apt-get update -qq && timeout 300 apt-get install -y -qq wrk; } >&2 || die "cannot install wrk"
 fi
-timeout 10 psql "$ADMIN_URL" -qAtX -c 'SELECT 1' >/dev/null || die "cannot reach PostgreSQL at $ADMIN_URL"
+if [ "$DB_KIND" = postgres ]; then
+  timeout 10 psql "$ADMIN_URL" -qAtX -c 'SELECT 1' >/dev/null || die "cannot reach PostgreSQL at $ADMIN_URL"
+else
+  SHOWN_URL=$(sed -E 's#^([a-z]+://[^:/@]*):[^@]*@#\1:***@#' <<<"$ADMIN_URL")   # no password in logs
+  timeout 10 "${MY[@]}" -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at $SHOWN_URL"
+  [ "$(timeout 10 "${MY[@]}" -e "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'SEQUENCE'")" = YES ] \
+    || die "the server at $SHOWN_URL has no SEQUENCE engine (MariaDB has it, MySQL has not): bench/seed-mysql.sql needs it"
+fi
 
 # ---- build -------------------------------------------------------------------------------------
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "cargo build --release"
   (cd "$ROOT" && timeout 1800 cargo build --release --quiet) || die "build failed"
 fi
-[ -x "$ROOT/target/release/sitemapd" ] || die "no $ROOT/target/release/sitemapd"
+# Where cargo puts it: target/ unless CARGO_TARGET_DIR (or a cargo config) says otherwise.
+TARGET_DIR=$(cd "$ROOT" && timeout 120 cargo metadata --no-deps --format-version 1 \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])') || TARGET_DIR=$ROOT/target
+[ -x "$TARGET_DIR/release/sitemapd" ] || die "no $TARGET_DIR/release/sitemapd"
 # A private copy: others may rebuild target/ while we measure.
-cp "$ROOT/target/release/sitemapd" "$WORK/sitemapd"
+cp "$TARGET_DIR/release/sitemapd" "$WORK/sitemapd"
 REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock migrations 2>/dev/null)" ]; then REV="$REV+uncommitted"; fi
 
@@ -160,6 +199,51 @@ run_wrk() { # N, result prefix, dir
   [ "${R[$n.${k}_all_304]}" = True ] || log "WARNING: not all responses were 304: ${R[$n.${k}_statuses]}"
 }
 
+# 5a. PostgreSQL floor: the same rows, per page, in one psql session.
+floor_postgres() { # N, dir
+  local n=$1 d=$2 t0
+  log "N=$n: 5. floor: PostgreSQL COPY and gzip -6"
+  psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v site="$SITE_KEY" >"$d/copies.sql" <<'SQL'
+SELECT format('COPY (SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries '
+              'WHERE id BETWEEN %s AND %s ORDER BY id) TO STDOUT;', lo, hi)
+FROM (
+  SELECT CASE WHEN row_number() OVER w = 1 THEN (SELECT min(id) FROM sitemap_entries) ELSE first_id END AS lo,
+         coalesce(lead(first_id) OVER w - 1, (SELECT max(id) FROM sitemap_entries)) AS hi
+  FROM sitemapd_pages WHERE site = :'site'
+  WINDOW w AS (ORDER BY first_id)
+) pages ORDER BY lo;
+SQL
+  R[$n.floor_pages]=$(wc -l <"$d/copies.sql")
+  [ "${R[$n.floor_pages]}" = "${R[$n.crawl_pages]}" ] \
+    || log "WARNING: sitemapd_pages has ${R[$n.floor_pages]} pages, the index ${R[$n.crawl_pages]}"
+  t0=$(now_ns)
+  timeout 600 psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -f "$d/copies.sql" >/dev/null
+  R[$n.floor_pg_s]=$(secs_since "$t0")
+}
+
+# 5a. MariaDB floor: the same five columns, per page by the same id ranges, read by the client in
+# one session, streamed (--quick) in batch mode into /dev/null.
+floor_mariadb() { # N, dir, database
+  local n=$1 d=$2 db=$3 t0
+  log "N=$n: 5. floor: MariaDB client SELECT and gzip -6"
+  timeout 60 "${MY[@]}" -D "$db" --raw --init-command="SET @site = '${SITE_KEY//\'/\'\'}'" >"$d/selects.sql" <<'SQL'
+SELECT CONCAT('SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries ',
+              'WHERE id BETWEEN ', lo, ' AND ', hi, ' ORDER BY id;')
+FROM (
+  SELECT CASE WHEN ROW_NUMBER() OVER w = 1 THEN (SELECT MIN(id) FROM sitemap_entries) ELSE first_id END AS lo,
+         COALESCE(LEAD(first_id) OVER w - 1, (SELECT MAX(id) FROM sitemap_entries)) AS hi
+  FROM sitemapd_pages WHERE site = @site
+  WINDOW w AS (ORDER BY first_id)
+) pages ORDER BY lo;
+SQL
+  R[$n.floor_pages]=$(wc -l <"$d/selects.sql")
+  [ "${R[$n.floor_pages]}" = "${R[$n.crawl_pages]}" ] \
+    || log "WARNING: sitemapd_pages has ${R[$n.floor_pages]} pages, the index ${R[$n.crawl_pages]}"
+  t0=$(now_ns)
+  timeout 600 "${MY[@]}" -D "$db" --quick <"$d/selects.sql" >/dev/null
+  R[$n.floor_pg_s]=$(secs_since "$t0")
+}
+
 # ---- one size ----------------------------------------------------------------------------------
 bench_size() {
   local n=$1 t0 d="$WORK/$1"
@@ -170,15 +254,34 @@ bench_size() {
 
   log "N=$n: database $db (fresh), migrate, seed"
   t0=$(now_ns)
-  PGOPTIONS='-c client_min_messages=warning' timeout 120 psql "$ADMIN_URL" -qAtX -v ON_ERROR_STOP=1 \
-    -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
+  if [ "$DB_KIND" = postgres ]; then
+    PGOPTIONS='-c client_min_messages=warning' timeout 120 psql "$ADMIN_URL" -qAtX -v ON_ERROR_STOP=1 \
+      -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
+  else
+    timeout 120 "${MY[@]}" -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db CHARACTER SET utf8mb4" >/dev/null
+  fi
   (cd "$WORK" && timeout 120 env -u RUST_LOG DATABASE_URL="$DBURL" SITEMAP_BASE_URL="$BASE_URL" ./sitemapd migrate) >"$d/migrate.log" 2>&1 \
     || { cat "$d/migrate.log" >&2; die "migrate failed"; }
   log "N=$n: database created and migrated in $(secs_since "$t0") s; seeding"
   t0=$(now_ns)
-  timeout 1200 psql "$DBURL" -qAtX -v n="$n" -f "$HERE/seed.sql" >/dev/null
-  R[$n.seed_s]=$(secs_since "$t0")
-  R[$n.rows]=$(psql "$DBURL" -qAtX -c 'SELECT count(*) FROM sitemap_entries')
+  if [ "$DB_KIND" = postgres ]; then
+    timeout 1200 psql "$DBURL" -qAtX -v n="$n" -f "$HERE/seed.sql" >/dev/null
+    R[$n.seed_s]=$(secs_since "$t0")
+    R[$n.rows]=$(psql "$DBURL" -qAtX -c 'SELECT count(*) FROM sitemap_entries')
+  else
+    timeout 1200 "${MY[@]}" -D "$db" --init-command="SET @n = $n" <"$HERE/seed-mysql.sql" >"$d/seed.out" \
+      || die "seed failed"
+    R[$n.seed_s]=$(secs_since "$t0")
+    # ANALYZE TABLE reports its errors as rows (Msg_type error), not through the exit status.
+    if awk -F'\t' '$3 == "error" { bad = 1 } END { exit !bad }' "$d/seed.out"; then
+      die "ANALYZE TABLE: $(cat "$d/seed.out")"
+    fi
+    R[$n.rows]=$(timeout 60 "${MY[@]}" -D "$db" -e 'SELECT count(*) FROM sitemap_entries')
+    [ "${R[$n.rows]}" = "$n" ] || die "seeded ${R[$n.rows]} rows, not $n"
+    if grep -q 'cannot create the change triggers' "$d/migrate.log"; then
+      log "WARNING: migrate made no change triggers, so the seed ran without them: $(cat "$d/migrate.log")"
+    fi
+  fi
 
   # Server A: default settings.
   start_server "$n-A"
@@ -221,25 +324,8 @@ bench_size() {
   run_wrk "$n" wrk2 "$d"
   stop_server
 
-  # 5a. PostgreSQL floor: the same rows, per page, in one psql session.
   wait_idle "$n.busy_floor"
-  log "N=$n: 5. floor: PostgreSQL COPY and gzip -6"
-  psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v site="$SITE_KEY" >"$d/copies.sql" <<'SQL'
-SELECT format('COPY (SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries '
-              'WHERE id BETWEEN %s AND %s ORDER BY id) TO STDOUT;', lo, hi)
-FROM (
-  SELECT CASE WHEN row_number() OVER w = 1 THEN (SELECT min(id) FROM sitemap_entries) ELSE first_id END AS lo,
-         coalesce(lead(first_id) OVER w - 1, (SELECT max(id) FROM sitemap_entries)) AS hi
-  FROM sitemapd_pages WHERE site = :'site'
-  WINDOW w AS (ORDER BY first_id)
-) pages ORDER BY lo;
-SQL
-  R[$n.floor_pages]=$(wc -l <"$d/copies.sql")
-  [ "${R[$n.floor_pages]}" = "${R[$n.crawl_pages]}" ] \
-    || log "WARNING: sitemapd_pages has ${R[$n.floor_pages]} pages, the index ${R[$n.crawl_pages]}"
-  t0=$(now_ns)
-  timeout 600 psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -f "$d/copies.sql" >/dev/null
-  R[$n.floor_pg_s]=$(secs_since "$t0")
+  if [ "$DB_KIND" = postgres ]; then floor_postgres "$n" "$d"; else floor_mariadb "$n" "$d" "$db"; fi
 
   # 5b. gzip floor: gzip -6 on each crawled page's XML.
   t0=$(now_ns)
@@ -295,26 +381,39 @@ c_status()  {
 DATE=$(date -u +%Y-%m-%d)
 MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 MEM=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-PGV=$(psql "$ADMIN_URL" -qAtX -c 'SHOW server_version' 2>/dev/null || echo '?')
+if [ "$DB_KIND" = postgres ]; then
+  DBV="PostgreSQL $(psql "$ADMIN_URL" -qAtX -c 'SHOW server_version' 2>/dev/null || echo '?')"
+  TITLE="sitemapd benchmark"
+  CMD="bench/run.sh ${SIZES[*]}"
+  L_SEED="rows seeded (INSERT … SELECT + VACUUM ANALYZE)"
+  L_FLOOR="5a. floor: PostgreSQL COPY of the same rows, per page"
+else
+  # VERSION() names the server itself, e.g. 10.11.19-MariaDB-0+deb12u1.
+  DBV=$(timeout 10 "${MY[@]}" -e 'SELECT VERSION()' 2>/dev/null || echo 'MariaDB ?')
+  TITLE="sitemapd benchmark on MariaDB"
+  CMD="BENCH_DB=mariadb bench/run.sh ${SIZES[*]}"
+  L_SEED="rows seeded (INSERT … SELECT FROM seq_1_to_… + ANALYZE TABLE)"
+  L_FLOOR="5a. floor: MariaDB client reading the same rows, per page (--quick, one session)"
+fi
 
 report() {
-  echo "## sitemapd benchmark, $DATE"
+  echo "## $TITLE, $DATE"
   echo
   echo "- machine: $(nproc) CPUs, $MODEL, $MEM RAM, Linux $(uname -r)"
-  echo "- PostgreSQL $PGV on 127.0.0.1; sitemapd $REV (release build); default settings unless noted"
-  echo "- command: \`bench/run.sh ${SIZES[*]}\` at $(date -u +%H:%M) UTC"
+  echo "- $DBV on 127.0.0.1; sitemapd $REV (release build); default settings unless noted"
+  echo "- command: \`$CMD\` at $(date -u +%H:%M) UTC"
   echo
   local head="| measure | target (N = 1,000,000) |" sep="| --- | --- |"
   for n in "${SIZES[@]}"; do head+=" N = $(fmt_int "$n") |"; sep+=" --- |"; done
   echo "$head"; echo "$sep"
-  row "rows seeded (INSERT … SELECT + VACUUM ANALYZE)" "" c_rows
+  row "$L_SEED" "" c_rows
   row "server start → ready (includes its full startup sweep)" "" c_ready
   row "files in the index / URLs in them" "" c_files
   row "1. cold full crawl, wall time (index + every page, sequential)" "" c_crawl
   row "1. cold full crawl, bytes transferred (gzip)" "" c_bytes
   row "1. per page: median / slowest" "" c_slow
   row "1. server CPU time during the crawl (user + system)" "" c_cpu
-  row "5a. floor: PostgreSQL COPY of the same rows, per page" "" c_fpg
+  row "$L_FLOOR" "" c_fpg
   row "5b. floor: gzip -6 of the same XML, per page" "" c_fgz
   row "5. floor (a + b)" "" c_floor
   row "**cold crawl / floor**" "≤ 1.5" c_ratio
@@ -350,7 +449,7 @@ report() {
   echo "- Targets are for N = 1,000,000 on this 2-core machine; ✅/❌ compare every column with them."
 }
 
-OUT="$HERE/results-$DATE.md"
-[ -e "$OUT" ] && OUT="$HERE/results-$DATE-$(date -u +%H%M%S).md"
+if [ "$DB_KIND" = postgres ]; then OUT="$HERE/results-$DATE"; else OUT="$HERE/results-$DB_KIND-$DATE"; fi
+if [ -e "$OUT.md" ]; then OUT="$OUT-$(date -u +%H%M%S).md"; else OUT="$OUT.md"; fi
 report | tee "$OUT"
 log "saved $OUT"
