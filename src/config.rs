@@ -225,6 +225,9 @@ fn redact_password(raw: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub base_url: BaseUrl,
+    /// Where the sitemap files are published (`sitemaps_url` of SITEMAP_SITES_FILE): the
+    /// base URL unless they live on another host or path (cross-submission).
+    pub sitemaps_url: BaseUrl,
     pub database_url: DatabaseUrl,
     pub bind_addr: SocketAddr,
     pub source: String,
@@ -247,7 +250,8 @@ pub struct Config {
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
     /// Every site this process serves: one from the variables above, or those of
-    /// SITEMAP_SITES_FILE (then `base_url` and `source` above are the first site's).
+    /// SITEMAP_SITES_FILE (then `base_url`, `sitemaps_url` and `source` above are the first
+    /// site's).
     pub sites: Vec<SiteConfig>,
     /// Whether requests are routed by their Host header (SITEMAP_SITES_FILE is set).
     pub routed_by_host: bool,
@@ -258,7 +262,10 @@ pub struct Config {
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteConfig {
+    /// The site's URLs: every entry must fall under it; robots.txt is at its host's root.
     pub base_url: BaseUrl,
+    /// Where the site's sitemap files, feeds and stylesheet are published and served.
+    pub sitemaps_url: BaseUrl,
     pub source: String,
     pub robots_template: Option<PathBuf>,
 }
@@ -351,15 +358,20 @@ impl Config {
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let sites = match &sites_file {
             Some(path) => read_sites_file(path, &source, robots_template.as_ref())?,
-            None => vec![SiteConfig {
-                base_url: base_url(vars, defaults, bind_addr)?,
-                source: source.clone(),
-                robots_template: robots_template.clone(),
-            }],
+            None => {
+                let base_url = base_url(vars, defaults, bind_addr)?;
+                vec![SiteConfig {
+                    sitemaps_url: base_url.clone(),
+                    base_url,
+                    source: source.clone(),
+                    robots_template: robots_template.clone(),
+                }]
+            }
         };
         let first = sites[0].clone();
         Ok(Self {
             base_url: first.base_url,
+            sitemaps_url: first.sitemaps_url,
             database_url: database_url(vars, defaults)?,
             bind_addr,
             source: first.source,
@@ -459,19 +471,20 @@ impl Config {
     }
 
     /// The configuration of one of [`Config::sites`]: this one with that site's base URL,
-    /// source and robots template.
+    /// sitemaps URL, source and robots template.
     pub fn for_site(&self, site: &SiteConfig) -> Config {
         Config {
             base_url: site.base_url.clone(),
+            sitemaps_url: site.sitemaps_url.clone(),
             source: site.source.clone(),
             robots_template: site.robots_template.clone(),
             ..self.clone()
         }
     }
 
-    /// Absolute URL of the sitemap index.
+    /// Absolute URL of the sitemap index, where it is published.
     pub fn index_url(&self) -> String {
-        self.base_url.file_url("sitemap_index.xml")
+        self.sitemaps_url.file_url("sitemap_index.xml")
     }
 }
 
@@ -601,6 +614,7 @@ fn read_sites_file(
             )));
         }
         sites.push(SiteConfig {
+            sitemaps_url: base_url.clone(),
             base_url,
             source,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
