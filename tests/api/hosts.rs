@@ -259,6 +259,70 @@ async fn both_sites_publish_on_a_third_host(backend: Backend) {
     }
 }
 
+/// With SITEMAP_SITES_FILE, `export` writes a tree that mirrors the URLs: each site's files
+/// under the host and path of its sitemaps_url, its robots.txt at the root of its own host.
+#[tokio::test]
+async fn export_puts_each_file_where_its_url_says() {
+    let sites = sites_with(
+        Backend::Sqlite,
+        "",
+        "sitemaps_url = \"https://sitemaps.example.net:8443/b/\"\n",
+        &[],
+    )
+    .await;
+    let app = &sites.app;
+    let sites_file = sites._dir.path().join("sites.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+        .env_clear()
+        .env("SITEMAP_SITES_FILE", &sites_file)
+        .env("DATABASE_URL", &sites._db.url)
+        .arg("export")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (host, path, file) in [
+        (
+            "a.example.com",
+            "/sitemap_index.xml",
+            "a.example.com/sitemap_index.xml",
+        ),
+        (
+            "a.example.com",
+            "/sitemap-1.xml.gz",
+            "a.example.com/sitemap-1.xml.gz",
+        ),
+        ("a.example.com", "/robots.txt", "a.example.com/robots.txt"),
+        (
+            "sitemaps.example.net:8443",
+            "/b/sitemap_index.xml",
+            "sitemaps.example.net_8443/b/sitemap_index.xml",
+        ),
+        (
+            "sitemaps.example.net:8443",
+            "/b/sitemap-1.xml.gz",
+            "sitemaps.example.net_8443/b/sitemap-1.xml.gz",
+        ),
+        (
+            "sitemaps.example.net:8443",
+            "/b/sitemap.xml",
+            "sitemaps.example.net_8443/b/sitemap.xml",
+        ),
+        ("b.example.org", "/robots.txt", "b.example.org/robots.txt"),
+    ] {
+        let served = get_as(app, host, path).await;
+        assert_eq!(served.status(), 200, "{host}{path}");
+        let written = std::fs::read(dir.path().join(file)).unwrap_or_default();
+        assert_eq!(served.bytes().await.unwrap().to_vec(), written, "{file}");
+    }
+    assert!(!dir.path().join("b.example.org/shop").exists());
+}
+
 async fn each_host_gets_its_own_sitemaps(backend: Backend) {
     let sites = two_sites(backend).await;
     let app = &sites.app;
