@@ -447,3 +447,42 @@ async fn a_bad_sites_file_stops_the_start_with_one_line_naming_it() {
         assert!(stderr.contains("SITEMAP_SITES_FILE=") && stderr.contains(expected), "{content}: {stderr}");
     }
 }
+
+/// The README's cross-submission sites file, read from the README itself, loads and publishes
+/// each site's index where its robots.txt will say.
+#[test]
+fn the_readme_s_cross_submission_sites_file_loads_as_printed() {
+    let readme = include_str!("../../README.md");
+    let toml = readme
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .find(|block| block.contains("sitemaps_url"))
+        .expect("README.md has a sites file with sitemaps_url");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sites.toml");
+    std::fs::write(&path, toml).unwrap();
+    let vars = sitemapd::config::Vars::from_pairs([("SITEMAP_SITES_FILE", path.to_str().unwrap())]);
+    let config = sitemapd::config::Config::from_vars(&vars, &Default::default()).unwrap();
+    let index_urls: Vec<(String, String)> = config
+        .sites
+        .iter()
+        .map(|site| {
+            let site = config.for_site(site);
+            (site.base_url.as_str().to_string(), site.index_url())
+        })
+        .collect();
+    assert_eq!(
+        index_urls,
+        [
+            (
+                "https://www.example.com/".to_string(),
+                "https://sitemaps.example.net/www/sitemap_index.xml".to_string()
+            ),
+            (
+                "https://shop.example.org/catalog/".to_string(),
+                "https://sitemaps.example.net/shop/sitemap_index.xml".to_string()
+            ),
+        ]
+    );
+}
