@@ -1,13 +1,13 @@
 //! One-shot commands: `migrate`, `check`, `robots test`, `export`, `import`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 
 use crate::app::{self, StartError};
-use crate::config::Config;
+use crate::config::{BaseUrl, Config};
 use crate::import::{self, Input};
 use crate::render;
 use crate::site::{page_file_name, Site};
@@ -131,22 +131,42 @@ fn path_of(url: &str) -> String {
 }
 
 /// Writes what the server serves, byte for byte, for static hosting: into DIR, or with
-/// SITEMAP_SITES_FILE into DIR/<host> for each site.
+/// SITEMAP_SITES_FILE into a tree that mirrors the URLs, one directory per host: each site's
+/// files in DIR/<sitemaps_url host>/<its path>/, its robots.txt in DIR/<base_url host>/.
 pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
     let app = app::build(config).await?;
     for site in &app.sites {
-        let site_dir = if config.routed_by_host {
-            dir.join(site.base.authority().replace(':', "_"))
+        let (files_dir, robots_dir) = if config.routed_by_host {
+            (url_dir(dir, &site.files), host_dir(dir, &site.base))
         } else {
-            dir.to_path_buf()
+            (dir.to_path_buf(), dir.to_path_buf())
         };
-        export_site(site, &site_dir).await?;
+        export_site(site, &files_dir, &robots_dir).await?;
     }
     Ok(0)
 }
 
-async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
+/// The directory of `url`'s host in an export tree: DIR/<host>[_<port>].
+fn host_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
+    dir.join(url.authority().replace(':', "_"))
+}
+
+/// Where the files of `url` go in an export tree: DIR/<host>[_<port>]/<path>, each path
+/// segment percent-decoded (as a web server maps it to a file), or kept as is when decoding
+/// would make it leave its directory.
+fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
+    let mut out = host_dir(dir, url);
+    for segment in url.path().split('/').filter(|s| !s.is_empty()) {
+        let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        let safe = !matches!(decoded.as_ref(), "." | "..") && !decoded.contains(['/', '\\']);
+        out.push(if safe { decoded.as_ref() } else { segment });
+    }
+    out
+}
+
+async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
     let snapshot = site.snapshot();
     let mut progress = Progress::new("pages written");
     for (i, page) in snapshot.layout.0.iter().enumerate() {
@@ -161,24 +181,31 @@ async fn export_site(site: &Site, dir: &Path) -> Result<(), StartError> {
         None => snapshot.index.body.to_vec(),
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;
-    write(&dir.join("robots.txt"), &snapshot.robots_body)?;
+    write(&robots_dir.join("robots.txt"), &snapshot.robots_body)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
-    // too, so the static copy shows as the served one does.
+    // beside them, so the static copy shows as the served one does.
     let stylesheet = site.style.stylesheet.is_some();
     if stylesheet {
-        let path = dir.join(crate::stylesheet::FILE_NAME);
-        write(&path, crate::stylesheet::BODY.as_bytes())?;
+        write(
+            &dir.join(crate::stylesheet::FILE_NAME),
+            crate::stylesheet::BODY.as_bytes(),
+        )?;
     }
-    println!(
-        "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{} to {}",
-        snapshot.layout.0.len(),
-        if stylesheet {
-            ", robots.txt and sitemap.xsl"
-        } else {
-            " and robots.txt"
-        },
-        dir.display()
-    );
+    let xsl = if stylesheet { ", sitemap.xsl" } else { "" };
+    if robots_dir == dir {
+        println!(
+            "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{xsl} and robots.txt to {}",
+            snapshot.layout.0.len(),
+            dir.display()
+        );
+    } else {
+        println!(
+            "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{xsl} to {}, robots.txt to {}",
+            snapshot.layout.0.len(),
+            dir.display(),
+            robots_dir.display()
+        );
+    }
     Ok(())
 }
 
@@ -254,6 +281,21 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_directories_mirror_the_urls() {
+        let dir = Path::new("/out");
+        let at = |url: &str| url_dir(dir, &BaseUrl::parse(url).unwrap());
+        assert_eq!(at("https://a.example.com"), Path::new("/out/a.example.com"));
+        assert_eq!(
+            at("http://S.example.net:8080/shop/outlet"),
+            Path::new("/out/s.example.net_8080/shop/outlet")
+        );
+        assert_eq!(
+            at("https://e.com/caf%C3%A9/a%2F..%2Fb/"),
+            Path::new("/out/e.com/café/a%2F..%2Fb")
+        );
+    }
 
     #[test]
     fn robots_test_takes_urls_or_paths() {

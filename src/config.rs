@@ -119,6 +119,16 @@ impl BaseUrl {
         port_ok && name.eq_ignore_ascii_case(self.0.host_str().unwrap_or_default())
     }
 
+    /// Whether some Host header value would name both `self` and `other` (same host name, and
+    /// the same explicit port or none on both), so requests could not tell them apart.
+    pub fn shares_host_with(&self, other: &BaseUrl) -> bool {
+        let same_port = match (self.0.port(), other.0.port()) {
+            (None, None) => true,
+            _ => self.0.port_or_known_default() == other.0.port_or_known_default(),
+        };
+        same_port && self.host().eq_ignore_ascii_case(other.host())
+    }
+
     /// `host` or `host:port` as a Host header names this site: lower case, without the
     /// scheme's default port.
     pub fn authority(&self) -> String {
@@ -225,6 +235,9 @@ fn redact_password(raw: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub base_url: BaseUrl,
+    /// Where the sitemap files are published (`sitemaps_url` of SITEMAP_SITES_FILE): the
+    /// base URL unless they live on another host or path (cross-submission).
+    pub sitemaps_url: BaseUrl,
     pub database_url: DatabaseUrl,
     pub bind_addr: SocketAddr,
     pub source: String,
@@ -247,7 +260,8 @@ pub struct Config {
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
     /// Every site this process serves: one from the variables above, or those of
-    /// SITEMAP_SITES_FILE (then `base_url` and `source` above are the first site's).
+    /// SITEMAP_SITES_FILE (then `base_url`, `sitemaps_url` and `source` above are the first
+    /// site's).
     pub sites: Vec<SiteConfig>,
     /// Whether requests are routed by their Host header (SITEMAP_SITES_FILE is set).
     pub routed_by_host: bool,
@@ -258,7 +272,10 @@ pub struct Config {
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteConfig {
+    /// The site's URLs: every entry must fall under it; robots.txt is at its host's root.
     pub base_url: BaseUrl,
+    /// Where the site's sitemap files, feeds and stylesheet are published and served.
+    pub sitemaps_url: BaseUrl,
     pub source: String,
     pub robots_template: Option<PathBuf>,
 }
@@ -268,6 +285,7 @@ pub struct SiteConfig {
 #[serde(deny_unknown_fields)]
 struct SiteEntry {
     base_url: String,
+    sitemaps_url: Option<String>,
     source: Option<String>,
     robots_template: Option<PathBuf>,
 }
@@ -351,15 +369,20 @@ impl Config {
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let sites = match &sites_file {
             Some(path) => read_sites_file(path, &source, robots_template.as_ref())?,
-            None => vec![SiteConfig {
-                base_url: base_url(vars, defaults, bind_addr)?,
-                source: source.clone(),
-                robots_template: robots_template.clone(),
-            }],
+            None => {
+                let base_url = base_url(vars, defaults, bind_addr)?;
+                vec![SiteConfig {
+                    sitemaps_url: base_url.clone(),
+                    base_url,
+                    source: source.clone(),
+                    robots_template: robots_template.clone(),
+                }]
+            }
         };
         let first = sites[0].clone();
         Ok(Self {
             base_url: first.base_url,
+            sitemaps_url: first.sitemaps_url,
             database_url: database_url(vars, defaults)?,
             bind_addr,
             source: first.source,
@@ -459,19 +482,20 @@ impl Config {
     }
 
     /// The configuration of one of [`Config::sites`]: this one with that site's base URL,
-    /// source and robots template.
+    /// sitemaps URL, source and robots template.
     pub fn for_site(&self, site: &SiteConfig) -> Config {
         Config {
             base_url: site.base_url.clone(),
+            sitemaps_url: site.sitemaps_url.clone(),
             source: site.source.clone(),
             robots_template: site.robots_template.clone(),
             ..self.clone()
         }
     }
 
-    /// Absolute URL of the sitemap index.
+    /// Absolute URL of the sitemap index, where it is published.
     pub fn index_url(&self) -> String {
-        self.base_url.file_url("sitemap_index.xml")
+        self.sitemaps_url.file_url("sitemap_index.xml")
     }
 }
 
@@ -555,9 +579,14 @@ fn is_source_name(value: &str) -> bool {
     parts.len() <= 2 && parts.iter().all(|p| valid_part(p))
 }
 
-/// Reads SITEMAP_SITES_FILE: `[[site]]` tables with `base_url`, optional `source` and
-/// `robots_template` (defaulting to SITEMAP_SOURCE and ROBOTS_TEMPLATE). One site per host,
-/// since requests are told apart by their Host header and robots.txt is one file per host.
+/// Reads SITEMAP_SITES_FILE: `[[site]]` tables with `base_url`, optional `sitemaps_url`
+/// (default: the base URL), `source` and `robots_template` (defaulting to SITEMAP_SOURCE and
+/// ROBOTS_TEMPLATE).
+///
+/// Requests are told apart by Host and path, so: one site per base URL host (robots.txt is one
+/// file per host), and one site per sitemaps URL. Sitemaps URLs may nest (`/shop/` and
+/// `/shop/outlet/` on one host): file names hold no `/`, so a request's directory names exactly
+/// one of them.
 fn read_sites_file(
     path: &PathBuf,
     default_source: &str,
@@ -569,7 +598,7 @@ fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, source, robots_template ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -584,6 +613,11 @@ fn read_sites_file(
                 entry.base_url
             ))
         })?;
+        let sitemaps_url = match &entry.sitemaps_url {
+            Some(value) => BaseUrl::parse(value)
+                .map_err(|e| fail(format!("site {n}: sitemaps_url {value:?} must be {e}")))?,
+            None => base_url.clone(),
+        };
         let source = entry.source.unwrap_or_else(|| default_source.to_string());
         if !is_source_name(&source) {
             return Err(fail(format!(
@@ -592,16 +626,28 @@ fn read_sites_file(
         }
         if let Some(other) = sites
             .iter()
-            .position(|s| s.base_url.authority() == base_url.authority())
+            .position(|s| s.base_url.shares_host_with(&base_url))
         {
             return Err(fail(format!(
-                "site {n}: {} has the host of site {}; one site per host",
+                "site {n}: {} has the host of site {}; one site per host (one robots.txt per host)",
                 base_url.as_str(),
+                other + 1
+            )));
+        }
+        if let Some(other) = sites.iter().position(|s| {
+            s.sitemaps_url.shares_host_with(&sitemaps_url)
+                && s.sitemaps_url.path() == sitemaps_url.path()
+        }) {
+            return Err(fail(format!(
+                "site {n}: its sitemaps are published at {}, like those of site {}; \
+                 give each site its own sitemaps_url (it defaults to base_url)",
+                sitemaps_url.as_str(),
                 other + 1
             )));
         }
         sites.push(SiteConfig {
             base_url,
+            sitemaps_url,
             source,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
         });
@@ -937,6 +983,110 @@ mod tests {
             with("yes please").unwrap_err().to_string(),
             "SITEMAP_STYLESHEET=\"yes please\": true or false"
         );
+    }
+
+    fn sites(toml: &str) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sites.toml");
+        std::fs::write(&path, toml).unwrap();
+        config(&[("SITEMAP_SITES_FILE", path.to_str().unwrap())])
+    }
+
+    #[test]
+    fn sitemaps_url_defaults_to_the_base_url() {
+        let cfg = sites("[[site]]\nbase_url = \"https://a.example.com/blog\"\n").unwrap();
+        let site = &cfg.sites[0];
+        assert_eq!(site.sitemaps_url, site.base_url);
+        assert_eq!(
+            cfg.index_url(),
+            "https://a.example.com/blog/sitemap_index.xml"
+        );
+    }
+
+    #[test]
+    fn sitemaps_url_moves_the_files_not_the_base() {
+        let cfg = sites(
+            "[[site]]\nbase_url = \"https://a.example.com\"\n\
+             [[site]]\nbase_url = \"https://b.example.org/\"\n\
+             sitemaps_url = \"https://sitemaps.example.net/b\"\n",
+        )
+        .unwrap();
+        let b = cfg.for_site(&cfg.sites[1]);
+        assert_eq!(b.base_url.as_str(), "https://b.example.org/");
+        assert_eq!(b.sitemaps_url.as_str(), "https://sitemaps.example.net/b/");
+        assert_eq!(
+            b.index_url(),
+            "https://sitemaps.example.net/b/sitemap_index.xml"
+        );
+    }
+
+    #[test]
+    fn sites_may_publish_on_one_host_under_different_paths_even_nested() {
+        let cfg = sites(
+            "[[site]]\nbase_url = \"https://a.example.com\"\n\
+             sitemaps_url = \"https://sitemaps.example.net/shop/\"\n\
+             [[site]]\nbase_url = \"https://b.example.org\"\n\
+             sitemaps_url = \"https://sitemaps.example.net/shop/outlet/\"\n\
+             [[site]]\nbase_url = \"https://c.example.org\"\n\
+             sitemaps_url = \"https://a.example.com/c/\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.sites.len(), 3);
+    }
+
+    #[test]
+    fn two_sites_may_not_publish_at_one_sitemaps_url() {
+        for (toml, clash) in [
+            // b's files where a's are by default (a's base URL).
+            (
+                "[[site]]\nbase_url = \"https://a.example.com\"\n\
+                 [[site]]\nbase_url = \"https://b.example.org\"\n\
+                 sitemaps_url = \"https://A.example.com:443/\"\n",
+                "https://a.example.com/",
+            ),
+            // Same place in another spelling, or another scheme that one Host names too.
+            (
+                "[[site]]\nbase_url = \"https://a.example.com\"\n\
+                 sitemaps_url = \"https://s.example.net/x\"\n\
+                 [[site]]\nbase_url = \"https://b.example.org\"\n\
+                 sitemaps_url = \"http://S.example.net/x/\"\n",
+                "http://s.example.net/x/",
+            ),
+        ] {
+            let err = sites(toml).unwrap_err().to_string();
+            assert!(err.starts_with("SITEMAP_SITES_FILE="), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "site 2: its sitemaps are published at {clash}, like those of site 1"
+                )),
+                "{err}"
+            );
+            assert!(!err.contains('\n'), "{err}");
+        }
+        let err = sites(
+            "[[site]]\nbase_url = \"https://a.example.com\"\n\
+             [[site]]\nbase_url = \"https://b.example.org\"\nsitemaps_url = \"/sitemaps/\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("site 2: sitemaps_url \"/sitemaps/\" must be"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_base_host_is_one_site_whatever_the_scheme_or_port_spelling() {
+        let err = sites(
+            "[[site]]\nbase_url = \"https://a.example.com\"\n\
+             [[site]]\nbase_url = \"http://a.example.com:443/other/\"\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("one site per host"), "{err}");
+        let a = BaseUrl::parse("https://a.example.com").unwrap();
+        assert!(!a.shares_host_with(&BaseUrl::parse("https://a.example.com:8443").unwrap()));
+        // `Host: a.example.com` names both.
+        assert!(a.shares_host_with(&BaseUrl::parse("http://a.example.com:80").unwrap()));
     }
 
     #[test]

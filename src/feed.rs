@@ -45,7 +45,10 @@ impl FeedEntry {
 
 /// The site a feed describes.
 pub struct FeedSite<'a> {
+    /// The site's URLs: the feed's title and alternate link.
     pub base: &'a BaseUrl,
+    /// Where the feed itself is published (its `self` link and Atom id).
+    pub files: &'a BaseUrl,
 }
 
 impl FeedSite<'_> {
@@ -67,7 +70,7 @@ impl FeedSite<'_> {
     /// An Atom 1.0 feed: entries identified by their URL, titled by its path, with their lastmod.
     pub fn atom(&self, entries: &[FeedEntry]) -> Vec<u8> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
-        let self_url = self.base.file_url(ATOM_FILE);
+        let self_url = self.files.file_url(ATOM_FILE);
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str(&format!("<feed xmlns=\"{ATOM_NS}\">\n"));
         push_text(&mut out, "id", &self_url);
@@ -104,7 +107,7 @@ impl FeedSite<'_> {
     /// An RSS 2.0 channel: items with link, permanent guid and the lastmod as pubDate.
     pub fn rss(&self, entries: &[FeedEntry]) -> Vec<u8> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
-        let self_url = self.base.file_url(RSS_FILE);
+        let self_url = self.files.file_url(RSS_FILE);
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str(&format!(
             "<rss version=\"2.0\" xmlns:atom=\"{ATOM_NS}\">\n<channel>\n"
@@ -274,20 +277,41 @@ mod tests {
     #[test]
     fn atom_dates_come_from_the_entries() {
         let base = BaseUrl::parse("https://e.com/shop").unwrap();
-        let atom = String::from_utf8(FeedSite { base: &base }.atom(&entries())).unwrap();
+        let atom = String::from_utf8(
+            FeedSite {
+                base: &base,
+                files: &base,
+            }
+            .atom(&entries()),
+        )
+        .unwrap();
         assert!(atom.contains("<updated>2024-05-05T12:00:00+00:00</updated>\n"));
         assert!(atom.contains(
             "<entry><id>https://e.com/shop/a?x=1&amp;y=2</id><title>/shop/a?x=1&amp;y=2</title>"
         ));
         assert!(atom.contains("<title>Recently updated pages on e.com/shop</title>"));
-        let empty = String::from_utf8(FeedSite { base: &base }.atom(&[])).unwrap();
+        let empty = String::from_utf8(
+            FeedSite {
+                base: &base,
+                files: &base,
+            }
+            .atom(&[]),
+        )
+        .unwrap();
         assert!(empty.contains("<updated>1970-01-01T00:00:00+00:00</updated>"));
     }
 
     #[test]
     fn rss_dates_are_rfc_822() {
         let base = BaseUrl::parse("https://e.com/shop").unwrap();
-        let rss = String::from_utf8(FeedSite { base: &base }.rss(&entries())).unwrap();
+        let rss = String::from_utf8(
+            FeedSite {
+                base: &base,
+                files: &base,
+            }
+            .rss(&entries()),
+        )
+        .unwrap();
         assert!(rss.contains("<pubDate>Sun, 05 May 2024 12:00:00 +0000</pubDate>"));
         assert!(rss.contains("<lastBuildDate>Sun, 05 May 2024 12:00:00 +0000</lastBuildDate>"));
     }
@@ -346,7 +370,10 @@ mod tests {
                 updated: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap(),
             })
             .collect();
-        let site = FeedSite { base: &base };
+        let site = FeedSite {
+            base: &base,
+            files: &base,
+        };
         for feed in [site.atom(&entries), site.rss(&entries)] {
             let text = String::from_utf8(feed).unwrap();
             if let Some(bad) = text.chars().find(|&c| !is_xml_char(c)) {
@@ -406,5 +433,23 @@ mod tests {
             rfc822(Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap()),
             "Fri, 31 Dec 9999 23:59:59 +0000"
         );
+    }
+
+    #[test]
+    fn a_feed_published_elsewhere_links_to_itself_there_and_to_the_site_at_its_base() {
+        let base = BaseUrl::parse("https://e.com/shop").unwrap();
+        let files = BaseUrl::parse("https://sitemaps.example.net/e/").unwrap();
+        let site = FeedSite {
+            base: &base,
+            files: &files,
+        };
+        let atom = String::from_utf8(site.atom(&entries())).unwrap();
+        assert!(atom.contains("<id>https://sitemaps.example.net/e/feed.atom</id>"));
+        assert!(atom.contains("rel=\"self\" type=\"application/atom+xml\" href=\"https://sitemaps.example.net/e/feed.atom\""));
+        assert!(atom.contains("<link rel=\"alternate\" href=\"https://e.com/shop/\"/>"));
+        let rss = String::from_utf8(site.rss(&entries())).unwrap();
+        assert!(rss.contains("<link>https://e.com/shop/</link>"));
+        assert!(rss
+            .contains("<atom:link href=\"https://sitemaps.example.net/e/feed.rss\" rel=\"self\""));
     }
 }

@@ -110,7 +110,12 @@ pub struct ServedPage {
 pub struct Site {
     /// Key of this site's rows in our state tables.
     pub key: String,
+    /// The site's URLs: entries must fall under it; robots.txt and the IndexNow key file are
+    /// served on its host.
     pub base: BaseUrl,
+    /// Where the site's files are published (`sitemaps_url`, by default `base`): the index
+    /// lists them there, robots.txt announces the index there, and they are served there.
+    pub files: BaseUrl,
     pub rules: EntryRules,
     pub style: DocumentStyle,
     pub page_size: usize,
@@ -145,12 +150,12 @@ impl Site {
         let style = DocumentStyle {
             stylesheet: config
                 .stylesheet
-                .then(|| config.base_url.file_url(crate::stylesheet::FILE_NAME)),
+                .then(|| config.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
         };
         let now = Utc::now().timestamp();
         let robots_body = Bytes::from(robots_body);
         let layout = Layout::empty(&style, now);
-        let index_doc = index_document(&style, &config.base_url, &layout);
+        let index_doc = index_document(&style, &config.sitemaps_url, &layout);
         let snapshot = Snapshot {
             index: SmallDoc {
                 validators: Validators {
@@ -171,6 +176,7 @@ impl Site {
         let site = Arc::new(Self {
             key: config.base_url.as_str().to_string(),
             base: config.base_url.clone(),
+            files: config.sitemaps_url.clone(),
             rules,
             style,
             page_size: config.page_size,
@@ -233,7 +239,7 @@ impl Site {
                 _ => {}
             }
         }
-        next.index.body = index_document(&self.style, &self.base, &next.layout);
+        next.index.body = index_document(&self.style, &self.files, &next.layout);
         next.index.gz = OnceLock::new();
         self.install(next);
         Ok(())
@@ -265,7 +271,7 @@ impl Site {
                 whole_files.push((ATOM_FILE, Fingerprint::of(&feeds.atom)));
                 whole_files.push((RSS_FILE, Fingerprint::of(&feeds.rss)));
             }
-            let (style, base) = (self.style.clone(), self.base.clone());
+            let (style, files) = (self.style.clone(), self.files.clone());
             let saved = self
                 .store
                 .save_state(&self.key, move |stored_pages, stored_files| {
@@ -274,7 +280,7 @@ impl Site {
                         proposed,
                         &whole_files,
                         &style,
-                        &base,
+                        &files,
                         stored_pages,
                         stored_files,
                         now,
@@ -307,7 +313,9 @@ impl Site {
     /// Tells the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the
     /// URLs of entries modified since the last submission. Failures are logged, never fatal.
     async fn announce(&self) {
-        let _ = self.notifier.ping(&self.base.file_url("sitemap_index.xml"));
+        let _ = self
+            .notifier
+            .ping(&self.files.file_url("sitemap_index.xml"));
         if let Some(hosts) = self.notifier.host_set(&self.base) {
             if let Err(e) = self.submit_modified_entries(&hosts).await {
                 tracing::warn!(error = %e, "could not read the entries to submit to IndexNow; the next change retries");
@@ -369,7 +377,10 @@ impl Site {
             })
             .take(self.feed_size)
             .collect();
-        let site = FeedSite { base: &self.base };
+        let site = FeedSite {
+            base: &self.base,
+            files: &self.files,
+        };
         Ok(Some(FeedBodies {
             atom: Bytes::from(site.atom(&entries)),
             rss: Bytes::from(site.rss(&entries)),
@@ -401,7 +412,7 @@ impl Site {
             Layout(pages.iter().map(page_from_record).collect()),
             measured,
         );
-        let index_doc = index_document(&self.style, &self.base, &layout);
+        let index_doc = index_document(&self.style, &self.files, &layout);
         let validators = |name: &str, fallback: Validators| {
             files
                 .iter()
@@ -479,7 +490,7 @@ fn settle(
     mut proposed: Layout,
     whole_files: &[(&str, Fingerprint)],
     style: &DocumentStyle,
-    base: &BaseUrl,
+    files: &BaseUrl,
     stored_pages: Vec<PageRecord>,
     stored_files: Vec<FileRecord>,
     now: i64,
@@ -499,7 +510,7 @@ fn settle(
             now,
         );
     }
-    let index_doc = index_document(style, base, &proposed);
+    let index_doc = index_document(style, files, &proposed);
     let file = |name: &str, fingerprint: Fingerprint| {
         let stored = stored_files.iter().find(|f| f.name == name);
         FileRecord {
@@ -567,8 +578,9 @@ pub fn page_file_name(no: i64) -> String {
     format!("sitemap-{no}.xml.gz")
 }
 
-/// The sitemap index for a layout: every page, with the time its bytes last changed.
-pub fn index_document(style: &DocumentStyle, base: &BaseUrl, layout: &Layout) -> Bytes {
+/// The sitemap index for a layout: every page at `files` (where the site's files are
+/// published), with the time its bytes last changed.
+pub fn index_document(style: &DocumentStyle, files: &BaseUrl, layout: &Layout) -> Bytes {
     if layout.0.len() > MAX_SITEMAPS_PER_INDEX {
         tracing::error!(
             pages = layout.0.len(),
@@ -581,7 +593,7 @@ pub fn index_document(style: &DocumentStyle, base: &BaseUrl, layout: &Layout) ->
         .take(MAX_SITEMAPS_PER_INDEX)
         .map(|p| {
             (
-                base.file_url(&page_file_name(p.no)),
+                files.file_url(&page_file_name(p.no)),
                 to_datetime(p.changed_at),
             )
         })

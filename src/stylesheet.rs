@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 use crate::site::Validators;
 use crate::sitemap::Fingerprint;
 
-/// Served under the mount path of `SITEMAP_BASE_URL`, like the sitemaps.
+/// Served with the sitemaps: under the mount path of `SITEMAP_BASE_URL`, or of the site's
+/// `sitemaps_url`.
 pub const FILE_NAME: &str = "sitemap.xsl";
 
 pub const BODY: &str = include_str!("../templates/sitemap.xsl");

@@ -28,13 +28,14 @@ use tokio::net::TcpListener;
 use tokio_util::io::{ReaderStream, StreamReader};
 
 use crate::cache::{Flight, Lookup, PageCache, PageKey};
+use crate::config::BaseUrl;
 use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::notify::Notifier;
 use crate::render;
 use crate::site::{ServedPage, Site, SmallDoc, Validators};
 use conditional::{accepts_gzip, http_date, is_not_modified};
-use routes::{route, Route};
+use routes::{base_route, file_route, probe_route, Route};
 
 const XML: &str = "application/xml; charset=utf-8";
 const TEXT: &str = "text/plain; charset=utf-8";
@@ -49,7 +50,7 @@ pub struct App {
     pub sites: Vec<Arc<Site>>,
     /// Whether a request's Host header chooses its site (else the one site answers any Host).
     pub routed_by_host: bool,
-    /// Change notification; its IndexNow key file is served under each site's base.
+    /// Change notification; its IndexNow key file is served under each site's base URL.
     pub notifier: Arc<Notifier>,
     pub cache: PageCache,
     pub metrics: Arc<Metrics>,
@@ -78,13 +79,8 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let site = app.site_for(request.headers()).cloned();
-    let key_file = app.notifier.indexnow_key().map(|key| key.file_name());
-    let route = match &site {
-        Some(site) => route(&path, site.base.path(), key_file.as_deref()),
-        // Another host: nothing of any site, only the operational endpoints.
-        None => route(&path, "/", None).filter(|r| !r.is_document()),
-    };
+    let (site, route) = app.resolve(request.headers(), &path);
+    let site = site.cloned();
     let mut response = match route {
         None => HttpError::NotFound.into_response(),
         Some(_) if method != Method::GET && method != Method::HEAD => {
@@ -172,14 +168,37 @@ impl App {
         &self.sites[0]
     }
 
-    /// The site a request is for: the one whose host its Host header names, or the only site
-    /// when requests are not routed by host. URLs in bodies still come from configuration.
-    fn site_for(&self, headers: &HeaderMap) -> Option<&Arc<Site>> {
-        if !self.routed_by_host {
-            return self.sites.first();
+    /// The site and file a request is for, by its Host header and path: robots.txt and the
+    /// IndexNow key file on the host of a site's base URL, its other files under its sitemaps
+    /// URL (host and mount path). When requests are not routed by host, the one site answers
+    /// any Host. Otherwise a Host no site names gets the operational endpoints only. URLs in
+    /// bodies still come from configuration.
+    fn resolve(&self, headers: &HeaderMap, path: &str) -> (Option<&Arc<Site>>, Option<Route>) {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+        let names =
+            |url: &BaseUrl| !self.routed_by_host || host.is_some_and(|h| url.is_named_by(h));
+        let key_file = self.notifier.indexnow_key().map(|key| key.file_name());
+        // Base routes first across every site, so the answer never depends on the sites' order.
+        let found = self
+            .sites
+            .iter()
+            .filter(|site| names(&site.base))
+            .find_map(|site| {
+                Some((
+                    site,
+                    base_route(path, site.base.path(), key_file.as_deref())?,
+                ))
+            })
+            .or_else(|| {
+                self.sites
+                    .iter()
+                    .filter(|site| names(&site.files))
+                    .find_map(|site| Some((site, file_route(path, site.files.path())?)))
+            });
+        match found {
+            Some((site, route)) => (Some(site), Some(route)),
+            None => (None, probe_route(path)),
         }
-        let host = headers.get(header::HOST)?.to_str().ok()?;
-        self.sites.iter().find(|site| site.base.is_named_by(host))
     }
 
     async fn answer(

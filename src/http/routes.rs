@@ -51,18 +51,22 @@ impl Route {
     }
 }
 
-/// Routes live under `mount` (which ends with `/`); robots.txt is always at the root.
-/// Operational endpoints answer at the root too, where probes expect them. `key_file` is the
-/// IndexNow key file's name, when IndexNow is on.
-pub fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
+/// What `path` names on the base host (robots.txt, always at the root; the IndexNow key file,
+/// when `key_file` is on, under the base's mount path). Checked across every site before any
+/// site's files, so which site answers does not depend on their order.
+pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Route> {
     if path == "/robots.txt" {
         return Some(Route::Robots);
     }
-    let under_mount = path.strip_prefix(mount);
-    let name = under_mount.or_else(|| path.strip_prefix('/').filter(|n| is_operational(n)))?;
-    if under_mount.is_some() && key_file == Some(name) {
-        return Some(Route::IndexNowKey);
-    }
+    let name = path.strip_prefix(base)?;
+    (key_file == Some(name)).then_some(Route::IndexNowKey)
+}
+
+/// What `path` names among the files published at `files` (the mount path of the sitemaps
+/// URL): sitemaps, feeds, the stylesheet, and the operational endpoints. File names hold no
+/// `/`, so a path names a file of exactly one mount path even when mount paths nest.
+pub fn file_route(path: &str, files: &str) -> Option<Route> {
+    let name = path.strip_prefix(files)?;
     Some(match name {
         "sitemap_index.xml" => Route::Index,
         "sitemap.xml" => Route::Sitemap,
@@ -70,15 +74,22 @@ pub fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
         "feed.atom" => Route::FeedAtom,
         "feed.rss" => Route::FeedRss,
         "sitemap.xsl" => Route::Stylesheet,
-        "healthz" => Route::Health,
-        "readyz" => Route::Ready,
-        "metrics" => Route::Metrics,
-        _ => page(name)?,
+        _ => operational(name).or_else(|| page(name))?,
     })
 }
 
-fn is_operational(name: &str) -> bool {
-    matches!(name, "healthz" | "readyz" | "metrics")
+/// The operational endpoints, at the root where probes expect them, whatever the Host.
+pub fn probe_route(path: &str) -> Option<Route> {
+    operational(path.strip_prefix('/')?)
+}
+
+fn operational(name: &str) -> Option<Route> {
+    Some(match name {
+        "healthz" => Route::Health,
+        "readyz" => Route::Ready,
+        "metrics" => Route::Metrics,
+        _ => return None,
+    })
 }
 
 fn page(name: &str) -> Option<Route> {
@@ -103,6 +114,13 @@ fn page_number(digits: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One site whose files are published at its base URL, on the requested host.
+    fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
+        base_route(path, mount, key_file)
+            .or_else(|| file_route(path, mount))
+            .or_else(|| probe_route(path))
+    }
 
     #[test]
     fn pages_are_numbered_from_one_without_leading_zeros() {
@@ -163,5 +181,17 @@ mod tests {
             Some(Route::Stylesheet)
         );
         assert_eq!(route("/sitemap.xsl", "/catalog/", None), None);
+    }
+
+    #[test]
+    fn nested_mount_paths_each_name_their_own_files() {
+        assert_eq!(
+            file_route("/shop/outlet/sitemap.xml", "/shop/outlet/"),
+            Some(Route::Sitemap)
+        );
+        assert_eq!(file_route("/shop/outlet/sitemap.xml", "/shop/"), None);
+        assert_eq!(file_route("/shop/sitemap.xml", "/shop/outlet/"), None);
+        assert_eq!(file_route("/robots.txt", "/"), None);
+        assert_eq!(base_route("/shop/sitemap.xml", "/shop/", None), None);
     }
 }
