@@ -38,11 +38,16 @@ impl IndexNowKey {
     /// Parses a key; the error says what is expected.
     pub fn parse(value: &str) -> Result<Self, String> {
         let valid_chars = value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-        if valid_chars && KEY_LENGTHS.contains(&value.len()) {
-            Ok(Self(value.to_string()))
-        } else {
-            Err("8 to 128 characters, each a letter, a digit or -".into())
+        if !valid_chars || !KEY_LENGTHS.contains(&value.len()) {
+            return Err("8 to 128 characters, each a letter, a digit or -".into());
         }
+        // `sitemap-1.txt` is the text sitemap of file 1: a key file of that name would hide it.
+        if value.starts_with("sitemap") {
+            return Err(
+                "a key not starting with \"sitemap\" (its file would hide a text sitemap)".into(),
+            );
+        }
+        Ok(Self(value.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -410,6 +415,14 @@ mod tests {
 
     fn strs(urls: &[Arc<str>]) -> Vec<&str> {
         urls.iter().map(|u| &**u).collect()
+    }
+
+    #[test]
+    fn a_key_whose_file_would_hide_a_text_sitemap_is_refused() {
+        for key in ["sitemap-1", "sitemap-12", "sitemap_index", "sitemapfile"] {
+            assert!(IndexNowKey::parse(key).is_err(), "{key}");
+        }
+        assert!(IndexNowKey::parse("my-sitemap-key").is_ok());
     }
 
     #[test]
