@@ -3,12 +3,17 @@
 //! Two property tests. The first is pure: any string at all (NUL included) either is refused by
 //! `Loc::parse` or becomes a URL that is ASCII, at most 2,048 characters, under the base, a fixed
 //! point of the normaliser, and that survives `write_url` and a real XML parser unchanged. The
-//! second puts arbitrary rows (hostile `loc`, extreme and junk `lastmod`, garbage `changefreq`,
-//! NaN and out-of-range `priority`, extreme ids) into PostgreSQL, MariaDB and SQLite, each
-//! holding them as it can (see [`store`]), serves them through HTTP with tiny pages, and checks
-//! every file against the official schema and against the library's own `EntryRules` applied to
-//! the values the database holds as the oracle: every row it accepts is served exactly once, in
-//! id order, with exactly the `<url>` element `write_url` makes for it; nothing else is served.
+//! second puts arbitrary rows into PostgreSQL, MariaDB and SQLite, each holding them as it can
+//! (see [`store`]): entries (hostile `loc`, extreme and junk `lastmod`, garbage `changefreq`, NaN
+//! and out-of-range `priority`, extreme ids) and extension rows (hostile hreflangs and URLs,
+//! several per entry, for entries that exist or not). It serves them through HTTP with tiny
+//! pages and checks every file with checkers of its own: xmllint against the official schema
+//! and the extension schemas, a namespace-aware parser (the root declares exactly the extension
+//! namespaces its elements use; every extension URL is an RFC 3986 web URL; no hreflang twice in
+//! a `<url>`), and the library's own `EntryRules` applied to the values the database holds as
+//! the oracle: every entry it accepts is served exactly once, in id order, with exactly the
+//! `<url>` element `write_url` makes for it and the extension rows it keeps; nothing else is
+//! served.
 
 use std::collections::HashSet;
 
@@ -16,7 +21,9 @@ use chrono::{DateTime, Datelike, FixedOffset, NaiveDateTime, TimeZone, Timelike,
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use sitemapd::config::BaseUrl;
+use sitemapd::sitemap::entry::{RawAlternate, RawImage};
 use sitemapd::sitemap::loc::MAX_LOC_CHARS;
+use sitemapd::sitemap::writer::{IMAGE_NS, SITEMAP_NS, XHTML_NS};
 use sitemapd::sitemap::{
     write_url, DocumentStyle, EntryRules, Loc, Namespaces, RawEntry, SkipReason,
 };
@@ -403,6 +410,88 @@ fn gen_lastmod_strategy() -> impl Strategy<Value = GenLastmod> {
     ]
 }
 
+/// Language tags: valid, valid but odd (case, spaces, private use), near misses, and junk.
+fn hreflang_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(vec![
+            "fr", "en", "en-GB", "en-gb", "EN-GB", "de-CH-1901", "zh-Hant", "zh-Hant-TW", "es-419",
+            "sr-Latn-RS", "x-default", "X-Default", "haw", "fr", "FR", " fr", "fr ", "\tfr\n",
+            "\u{a0}fr\u{3000}", "\u{85}de",
+        ])
+        .prop_map(String::from),
+        3 => "[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8}){0,3}",
+        3 => prop::sample::select(vec![
+            "", " ", "f", "english", "en_GB", "en-", "-en", "en--GB", "fr-toolongsubtag", "e1",
+            "123", "fr\"x", "fr<", "fr&amp;", "fr'", "x-defaults", "x-default-", "xx-default",
+            "i-klingon", "x-klingon", "fr\u{0}", "\u{0}fr", "f\u{0}r", "én", "ﬀ", "İt", "fr\u{301}",
+            "ｆｒ", "fr\u{200b}", "fr\u{feff}", "d\u{1}e", "en-GB-", "a-b", "abcd",
+        ])
+        .prop_map(String::from),
+        1 => pieces(),
+        1 => any::<String>(),
+    ]
+}
+
+/// Starts of alternate and image URLs, which may be on any http(s) host: other hosts fine and
+/// hostile, hosts with characters RFC 3986 does not allow in a host, credentials, odd ports.
+const OTHER_HOSTS: &[&str] = &[
+    "https://www.example.fr/",
+    "http://cdn.example.net/",
+    "HTTPS://CDN.EXAMPLE.NET/",
+    "https://cdn.example.net:8443/",
+    "https://cdn.example.net:99999/",
+    "https://cdn.example.net:0/",
+    "https://[::1]:8080/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://127.1/",
+    "https://0x7f.0.0.1/",
+    "https://bücher.example/",
+    "https://xn--bcher-kva.example/",
+    "https://xn--/",
+    "https://ex%41mple.com/",
+    "https://a{b}.example/",
+    "https://a\"b.example/",
+    "https://a`b.example/",
+    "https://a'b.example/",
+    "https://a!$&()*+,;=.example/",
+    "https://a~b_c.example/",
+    "https://a..b.example/",
+    "https://.example/",
+    "https://user@cdn.example.net/",
+    "https://:pw@cdn.example.net/",
+    "https://cdn.example.net\\x.jpg",
+    "http:/cdn.example.net/",
+    "https:///cdn.example.net/",
+    "ftp://cdn.example.net/",
+    "data:image/png;base64,",
+    "//cdn.example.net/",
+];
+
+/// A URL of exactly `target` characters once encoded on another host (2,048 fits, 2,049 not).
+fn exact_length_anywhere() -> impl Strategy<Value = String> {
+    (
+        "[a-zé &<>'\"%|^日😀]{0,40}",
+        prop::sample::select(vec![MAX_LOC_CHARS, MAX_LOC_CHARS + 1]),
+    )
+        .prop_map(|(middle, target)| {
+            let start = format!("https://cdn.example.net/{middle}z");
+            let encoded = Loc::parse_anywhere(&start, &base())
+                .expect("the exact-length generator only uses encodable text")
+                .as_str()
+                .len();
+            format!("{start}{}", "z".repeat(target.saturating_sub(encoded)))
+        })
+}
+
+fn href_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "(https://www\\.example\\.(fr|de)|http://cdn\\.example\\.net|)/[a-z0-9/._-]{0,30}",
+        4 => (prop::sample::select(OTHER_HOSTS), pieces()).prop_map(|(p, s)| format!("{p}{s}")),
+        4 => loc_strategy(),
+        1 => exact_length_anywhere(),
+    ]
+}
+
 #[derive(Debug, Clone)]
 struct Row {
     id: i64,
@@ -412,10 +501,17 @@ struct Row {
     priority: Option<f64>,
 }
 
-/// One case: the entries.
+/// A `sitemap_alternates` row as generated: `(entry_id, hreflang, href)`.
+type AltRow = (i64, String, String);
+/// A `sitemap_images` row as generated: `(entry_id, loc)`.
+type ImgRow = (i64, String);
+
+/// One case: entries and the extension rows that point at them (or at no entry).
 #[derive(Debug, Clone)]
 struct Case {
     rows: Vec<Row>,
+    alternates: Vec<AltRow>,
+    images: Vec<ImgRow>,
 }
 
 /// Arbitrary rows; keys and what each backend can hold are settled by [`store`].
@@ -434,7 +530,26 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             changefreq,
             priority,
         });
-    prop::collection::vec(row, 50..200).prop_map(|rows| Case { rows })
+    prop::collection::vec(row, 50..200).prop_flat_map(|rows| {
+        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        // A few entries get several extension rows, others one, some rows no entry at all.
+        let few = ids[..12].to_vec();
+        let entry_id = prop_oneof![
+            3 => prop::sample::select(few),
+            2 => prop::sample::select(ids),
+            1 => id_strategy(),
+        ];
+        let alternates = prop::collection::vec(
+            (entry_id.clone(), hreflang_strategy(), href_strategy()),
+            0..80,
+        );
+        let images = prop::collection::vec((entry_id, href_strategy()), 0..80);
+        (Just(rows), alternates, images).prop_map(|(rows, alternates, images)| Case {
+            rows,
+            alternates,
+            images,
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -582,6 +697,9 @@ struct Stored {
 struct StoredCase {
     backend: Backend,
     rows: Vec<Stored>,
+    /// What the test inserts; MariaDB may keep fewer (see [`store`]).
+    alternates: Vec<AltRow>,
+    images: Vec<ImgRow>,
 }
 
 /// Maps a generated case to what `backend` can store; the oracle is applied to these values.
@@ -593,6 +711,7 @@ struct StoredCase {
 /// | lastmod instant | kept, any year (TIMESTAMPTZ: 4713 BC on) | kept for years 0 to 9999 (DATETIME(6), to the microsecond), else NULL | text in one of [`TextForm`], meaning the instant it writes (none when that needs a year of other than four digits) |
 /// | lastmod junk | NULL | a zero date (month or day 0) kept as such, which is no time; other junk NULL | the text as it is, which is no time |
 /// | priority | rounded to single precision (REAL; past its range ±inf), NaN and ±inf kept | NaN and ±inf become NULL (DOUBLE cannot hold them) | NaN becomes NULL (SQLite stores NULL for it), ±inf kept |
+/// | alternates | one per (entry_id, hreflang), byte for byte | hreflang over 255 characters dropped (VARCHAR(255)); one per (entry_id, hreflang) as the column's case- and accent-insensitive collation compares: the server keeps the first (INSERT IGNORE), and the test reads back which | as PostgreSQL |
 ///
 /// Then ids and locs are made unique, first row wins (the table's keys: bytes for loc on every
 /// backend: PostgreSQL's deterministic collation, MariaDB's hash of the bytes, SQLite's BINARY).
@@ -640,16 +759,38 @@ fn store(backend: Backend, case: &Case) -> StoredCase {
             })
         })
         .collect();
-    StoredCase { backend, rows }
+    let mut keys = HashSet::new();
+    let alternates = case
+        .alternates
+        .iter()
+        .map(|(id, hreflang, href)| (*id, text(hreflang), text(href)))
+        .filter(|(id, hreflang, _)| match backend {
+            Backend::MariaDb => hreflang.chars().count() <= 255,
+            Backend::Postgres | Backend::Sqlite => keys.insert((*id, hreflang.clone())),
+        })
+        .collect();
+    let images = case
+        .images
+        .iter()
+        .map(|(id, loc)| (*id, text(loc)))
+        .collect();
+    StoredCase {
+        backend,
+        rows,
+        alternates,
+        images,
+    }
 }
 
-/// Replaces the table's rows with the case's, in one transaction: a sweep the change
+/// Replaces the tables' rows with the case's, in one transaction: a sweep the change
 /// notifications start meanwhile sees all of it or none.
 async fn load(db: &TestDb, case: &StoredCase) {
-    const CLEAR: &str = "DELETE FROM sitemap_entries";
+    const CLEAR: &str =
+        "DELETE FROM sitemap_entries; DELETE FROM sitemap_alternates; DELETE FROM sitemap_images";
     const ENTRIES: &str = "INSERT INTO sitemap_entries (id, loc, changefreq, lastmod, priority) ";
+    const IMAGES: &str = "INSERT INTO sitemap_images (entry_id, loc) ";
     macro_rules! fill {
-        ($pool:expr, $Db:ty, $session:expr, |$b:ident, $row:ident| $bind:block) => {
+        ($pool:expr, $Db:ty, $session:expr, $alternates:expr, |$b:ident, $row:ident| $bind:block) => {
             async {
                 let mut tx = $pool.begin().await?;
                 sqlx::raw_sql($session).execute(&mut *tx).await?;
@@ -664,14 +805,31 @@ async fn load(db: &TestDb, case: &StoredCase) {
                     });
                     q.build().execute(&mut *tx).await?;
                 }
+                for chunk in case.alternates.chunks(500) {
+                    let mut q = sqlx::QueryBuilder::<$Db>::new($alternates);
+                    q.push_values(chunk, |mut b, (id, hreflang, href)| {
+                        b.push_bind(*id)
+                            .push_bind(hreflang.clone())
+                            .push_bind(href.clone());
+                    });
+                    q.build().execute(&mut *tx).await?;
+                }
+                for chunk in case.images.chunks(500) {
+                    let mut q = sqlx::QueryBuilder::<$Db>::new(IMAGES);
+                    q.push_values(chunk, |mut b, (id, loc)| {
+                        b.push_bind(*id).push_bind(loc.clone());
+                    });
+                    q.build().execute(&mut *tx).await?;
+                }
                 tx.commit().await
             }
             .await
         };
     }
+    let alternates = "INSERT INTO sitemap_alternates (entry_id, hreflang, href) ";
     let loaded = match &db.pool {
         TestPool::Postgres(pool) => {
-            fill!(pool, sqlx::Postgres, "SELECT 1", |b, row| {
+            fill!(pool, sqlx::Postgres, "SELECT 1", alternates, |b, row| {
                 b.push_bind(match &row.lastmod {
                     Bound::Null => None,
                     Bound::Instant(at) => Some(*at),
@@ -683,11 +841,13 @@ async fn load(db: &TestDb, case: &StoredCase) {
         // Zero dates are refused under NO_ZERO_DATE/NO_ZERO_IN_DATE (MySQL's default); this
         // session allows them, as CMS installations commonly do. An id of 0 would make
         // AUTO_INCREMENT assign the next id, unless NO_AUTO_VALUE_ON_ZERO (as mysqldump sets
-        // it).
+        // it). Alternates whose hreflang equals another's in the column's collation are left
+        // to the server: INSERT IGNORE.
         TestPool::MariaDb(pool) => fill!(
             pool,
             sqlx::MySql,
             "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO'",
+            "INSERT IGNORE INTO sitemap_alternates (entry_id, hreflang, href) ",
             |b, row| {
                 match &row.lastmod {
                     Bound::Null => b.push_bind(None::<NaiveDateTime>),
@@ -698,7 +858,7 @@ async fn load(db: &TestDb, case: &StoredCase) {
                 b.push_bind(row.priority);
             }
         ),
-        TestPool::Sqlite(pool) => fill!(pool, sqlx::Sqlite, "SELECT 1", |b, row| {
+        TestPool::Sqlite(pool) => fill!(pool, sqlx::Sqlite, "SELECT 1", alternates, |b, row| {
             b.push_bind(match &row.lastmod {
                 Bound::Null => None,
                 Bound::Text(text) => Some(text.clone()),
@@ -710,39 +870,101 @@ async fn load(db: &TestDb, case: &StoredCase) {
     loaded.expect("load the case");
 }
 
+/// What the database holds, read back without the service: entries as
+/// `(id, loc, lastmod as text, changefreq, priority)`, alternates and images in the order the
+/// service reads them (its own ORDER BY: alternates by the database's collation of hreflang).
+struct HeldRows {
+    entries: Vec<HeldEntry>,
+    alternates: Vec<AltRow>,
+    images: Vec<ImgRow>,
+}
+
 /// `(id, loc, lastmod, changefreq, priority)` as read back; lastmod as text but on PostgreSQL.
 type HeldEntry<Lastmod = Option<String>> = (i64, String, Lastmod, Option<String>, Option<f64>);
 
-/// The entries the database holds, read back without the service, in id order.
-async fn held(db: &TestDb) -> Vec<HeldEntry> {
-    let sql = match db.backend {
-        Backend::Postgres => {
-            let entries: Vec<HeldEntry<Option<DateTime<Utc>>>> = sqlx::query_as(
-                "SELECT id, loc, lastmod, changefreq, priority::float8 \
-                 FROM sitemap_entries ORDER BY id",
-            )
-            .fetch_all(db.pg())
-            .await
-            .unwrap();
-            return entries
+async fn held(db: &TestDb) -> HeldRows {
+    let (entries, alternates, images) = match &db.pool {
+        TestPool::Postgres(pool) => {
+            let entries: Vec<HeldEntry<Option<DateTime<Utc>>>> =
+                sqlx::query_as(
+                    "SELECT id, loc, lastmod, changefreq, priority::float8 \
+                     FROM sitemap_entries ORDER BY id",
+                )
+                .fetch_all(pool)
+                .await
+                .unwrap();
+            let entries = entries
                 .into_iter()
                 .map(|(id, loc, at, c, p)| (id, loc, at.map(pg_text), c, p))
                 .collect();
+            (
+                entries,
+                sqlx::query_as(
+                    "SELECT entry_id::int8 AS entry_id, hreflang::text AS hreflang, \
+                     href::text AS href FROM sitemap_alternates ORDER BY entry_id, hreflang, href",
+                )
+                .fetch_all(pool)
+                .await
+                .unwrap(),
+                sqlx::query_as(
+                    "SELECT entry_id::int8 AS entry_id, loc::text AS loc \
+                     FROM sitemap_images ORDER BY entry_id, id",
+                )
+                .fetch_all(pool)
+                .await
+                .unwrap(),
+            )
         }
-        Backend::MariaDb => {
-            "SELECT id, CONVERT(loc USING utf8mb4), CAST(lastmod AS CHAR), changefreq, priority \
-             FROM sitemap_entries ORDER BY id"
-        }
-        Backend::Sqlite => {
-            "SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries ORDER BY id"
-        }
+        TestPool::MariaDb(pool) => (
+            sqlx::query_as(
+                "SELECT id, CONVERT(loc USING utf8mb4), CAST(lastmod AS CHAR), changefreq, \
+                 priority FROM sitemap_entries ORDER BY id",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+            sqlx::query_as(
+                "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(hreflang AS CHAR) AS hreflang, \
+                 CAST(href AS CHAR) AS href FROM sitemap_alternates ORDER BY entry_id, hreflang, href",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+            sqlx::query_as(
+                "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(loc AS CHAR) AS loc \
+                 FROM sitemap_images ORDER BY entry_id, id",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+        ),
+        TestPool::Sqlite(pool) => (
+            sqlx::query_as(
+                "SELECT id, loc, lastmod, changefreq, priority FROM sitemap_entries ORDER BY id",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+            sqlx::query_as(
+                "SELECT entry_id, CAST(hreflang AS TEXT) AS hreflang, CAST(href AS TEXT) AS href \
+                 FROM sitemap_alternates ORDER BY entry_id, hreflang, href",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+            sqlx::query_as(
+                "SELECT entry_id, CAST(loc AS TEXT) AS loc FROM sitemap_images ORDER BY entry_id, id",
+            )
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+        ),
     };
-    match &db.pool {
-        TestPool::MariaDb(pool) => sqlx::query_as(sql).fetch_all(pool).await,
-        TestPool::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await,
-        TestPool::Postgres(_) => unreachable!(),
+    HeldRows {
+        entries,
+        alternates,
+        images,
     }
-    .unwrap()
 }
 
 fn pg_text(at: DateTime<Utc>) -> String {
@@ -759,14 +981,20 @@ fn held_text(bound: &Bound) -> Option<String> {
     }
 }
 
+fn sorted<T: Ord + Clone>(rows: &[T]) -> Vec<T> {
+    let mut rows = rows.to_vec();
+    rows.sort();
+    rows
+}
+
 /// Checks that the database holds what [`store`] says: otherwise the test's model of the
-/// backend is wrong, not the service.
-async fn check_model(db: &TestDb, case: &StoredCase) -> Result<(), TestCaseError> {
+/// backend is wrong, not the service. Returns what it holds.
+async fn check_model(db: &TestDb, case: &StoredCase) -> Result<HeldRows, TestCaseError> {
     let held = held(db).await;
     let mut model: Vec<&Stored> = case.rows.iter().collect();
     model.sort_by_key(|r| r.id);
-    prop_assert_eq!(held.len(), model.len(), "entries held");
-    for (held, row) in held.iter().zip(model) {
+    prop_assert_eq!(held.entries.len(), model.len(), "entries held");
+    for (held, row) in held.entries.iter().zip(model) {
         let mut lastmod = held_text(&row.lastmod);
         if case.backend == Backend::MariaDb {
             // MariaDB writes a zero date back with its microseconds.
@@ -790,32 +1018,186 @@ async fn check_model(db: &TestDb, case: &StoredCase) -> Result<(), TestCaseError
             row
         );
     }
-    Ok(())
+    // Images keep their order of insertion within an entry.
+    let mut images = case.images.clone();
+    images.sort_by_key(|(id, _)| *id);
+    prop_assert_eq!(&held.images, &images, "images held");
+    let kept = sorted(&held.alternates);
+    match case.backend {
+        Backend::Postgres | Backend::Sqlite => {
+            prop_assert_eq!(&kept, &sorted(&case.alternates), "alternates held")
+        }
+        Backend::MariaDb => {
+            let mut inserted = sorted(&case.alternates);
+            for row in &kept {
+                let Some(at) = inserted.iter().position(|r| r == row) else {
+                    return Err(TestCaseError::fail(format!(
+                        "MariaDB holds an alternate that was not inserted: {row:?}"
+                    )));
+                };
+                inserted.remove(at);
+            }
+            let entries = |rows: &[AltRow]| rows.iter().map(|r| r.0).collect::<HashSet<_>>();
+            prop_assert_eq!(
+                entries(&kept),
+                entries(&case.alternates),
+                "every entry keeps an alternate"
+            );
+        }
+    }
+    Ok(held)
 }
 
-/// The service's input for a held row: the values the database holds.
-fn raw_entry(row: &Stored) -> RawEntry {
+/// The service's input for a held row: the values the database holds, the extension rows in
+/// the order the database gives them.
+fn raw_entry(row: &Stored, held: &HeldRows) -> RawEntry {
     RawEntry {
         id: row.id,
         loc: Some(row.loc.clone()),
         lastmod: row.meant,
         changefreq: row.changefreq.clone(),
         priority: row.priority,
-        ..RawEntry::default()
+        alternates: held
+            .alternates
+            .iter()
+            .filter(|(id, _, _)| *id == row.id)
+            .map(|(_, hreflang, href)| RawAlternate {
+                hreflang: Some(hreflang.clone()),
+                href: Some(href.clone()),
+            })
+            .collect(),
+        images: held
+            .images
+            .iter()
+            .filter(|(id, _)| *id == row.id)
+            .map(|(_, loc)| RawImage {
+                loc: Some(loc.clone()),
+            })
+            .collect(),
     }
 }
 
-/// `<url>` elements of one urlset as served, between the prolog and the closing tag.
-fn body_of(xml: &[u8]) -> &[u8] {
+/// The `<url>` elements of one urlset as served, and the extension namespaces its root
+/// declares, which must be exactly those its elements use.
+fn body_of(xml: &[u8]) -> Result<(&[u8], Namespaces), String> {
     let style = DocumentStyle::default();
-    let open = style.urlset_open(Namespaces::NONE);
     let close = style.urlset_close();
-    assert!(
-        xml.starts_with(&open) && xml.ends_with(close),
-        "unexpected framing: {}",
-        String::from_utf8_lossy(&xml[..xml.len().min(300)])
-    );
-    &xml[open.len()..xml.len() - close.len()]
+    let framing = || {
+        format!(
+            "unexpected framing: {}",
+            String::from_utf8_lossy(&xml[..xml.len().min(400)])
+        )
+    };
+    for declared in [
+        Namespaces::NONE,
+        Namespaces::XHTML,
+        Namespaces::IMAGE,
+        Namespaces::ALL,
+    ] {
+        let open = style.urlset_open(declared);
+        if xml.starts_with(&open) && xml.ends_with(close) {
+            let body = &xml[open.len()..xml.len() - close.len()];
+            // Text is escaped, so `<` starts an element: these are the extension elements.
+            let contains = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+            let used = Namespaces {
+                xhtml: contains(b"<xhtml:link "),
+                image: contains(b"<image:image>"),
+            };
+            if used != declared {
+                return Err(format!(
+                    "the root declares {declared:?} but the file uses {used:?}"
+                ));
+            }
+            return Ok((body, declared));
+        }
+    }
+    Err(framing())
+}
+
+/// The `<loc>` of each `<url>` (sitemap namespace only, not `image:loc`), read with a
+/// namespace-aware parser, and the extension values, checked without the library: per `<url>`
+/// no hreflang twice, every href and image URL absolute http(s) on some host, no credentials,
+/// ASCII from RFC 3986's characters only, at most 2,048 characters.
+fn read_urlset(xml: &[u8]) -> Result<Vec<String>, String> {
+    use quick_xml::events::Event;
+    use quick_xml::name::{Namespace, ResolveResult};
+    let mut reader = quick_xml::NsReader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut locs = Vec::new();
+    let mut hreflangs = HashSet::new();
+    let mut text_of: Option<&'static str> = None;
+    loop {
+        let (ns, event) = reader
+            .read_resolved_event_into(&mut buf)
+            .map_err(|e| format!("not well-formed: {e}"))?;
+        let ns = match ns {
+            ResolveResult::Bound(Namespace(ns)) => ns.to_vec(),
+            _ => Vec::new(),
+        };
+        let ns = String::from_utf8_lossy(&ns).into_owned();
+        match event {
+            Event::Start(e) | Event::Empty(e) => {
+                let local = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                match (ns.as_str(), local.as_str()) {
+                    (SITEMAP_NS, "url") => hreflangs.clear(),
+                    (SITEMAP_NS, "loc") => text_of = Some("loc"),
+                    (IMAGE_NS, "loc") => text_of = Some("image"),
+                    (XHTML_NS, "link") => {
+                        let attribute = |name: &[u8]| {
+                            e.try_get_attribute(name)
+                                .ok()
+                                .flatten()
+                                .map(|a| a.unescape_value().unwrap().into_owned())
+                        };
+                        let hreflang = attribute(b"hreflang").unwrap_or_default();
+                        if !hreflangs.insert(hreflang.clone()) {
+                            return Err(format!("hreflang {hreflang:?} twice in one <url>"));
+                        }
+                        if attribute(b"rel").as_deref() != Some("alternate") {
+                            return Err("an xhtml:link without rel=\"alternate\"".into());
+                        }
+                        web_url(&attribute(b"href").unwrap_or_default())?;
+                    }
+                    _ => {}
+                }
+            }
+            Event::Text(t) => {
+                let text = t.unescape().map_err(|e| e.to_string())?.into_owned();
+                match text_of.take() {
+                    Some("loc") => locs.push(text),
+                    Some(_) => web_url(&text)?,
+                    None => {}
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(locs)
+}
+
+/// An absolute http(s) URL with a host and no credentials, RFC 3986 characters only.
+fn web_url(value: &str) -> Result<(), String> {
+    let rfc3986 = |b: u8| b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b);
+    if value.len() > MAX_LOC_CHARS || !value.bytes().all(rfc3986) {
+        return Err(format!(
+            "not an RFC 3986 URL of at most 2,048 characters: {value:?}"
+        ));
+    }
+    let url = url::Url::parse(value).map_err(|e| format!("{value:?}: {e}"))?;
+    let host = url.host_str().unwrap_or("");
+    if !matches!(url.scheme(), "http" | "https")
+        || host.is_empty()
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=[]:%".contains(&b))
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return Err(format!("not a web URL: {value:?}"));
+    }
+    Ok(())
 }
 
 /// The optional tags of one `<url>`, checked without the library: a lastmod in years 1 to 9999 as
@@ -890,7 +1272,11 @@ fn culprits(errors: &str, xml: &[u8], written: &[(Vec<u8>, String)]) -> String {
     out
 }
 
-async fn check_served(app: &TestApp, case: &StoredCase) -> Result<(), TestCaseError> {
+async fn check_served(
+    app: &TestApp,
+    case: &StoredCase,
+    held: &HeldRows,
+) -> Result<(), TestCaseError> {
     let rules = oracle();
     let mut sorted: Vec<&Stored> = case.rows.iter().collect();
     sorted.sort_by_key(|r| r.id);
@@ -898,7 +1284,7 @@ async fn check_served(app: &TestApp, case: &StoredCase) -> Result<(), TestCaseEr
     let mut expected_body = Vec::new();
     let mut written = Vec::new();
     for row in sorted {
-        let raw = raw_entry(row);
+        let raw = raw_entry(row, held);
         if let Ok(entry) = rules.accept(&raw) {
             expected_locs.push(entry.loc.as_str().to_string());
             let mut element = Vec::new();
@@ -924,7 +1310,9 @@ async fn check_served(app: &TestApp, case: &StoredCase) -> Result<(), TestCaseEr
         let resp = app.get(&format!("/{file}")).await;
         prop_assert_eq!(resp.status(), 200, "{}", file);
         let xml = gunzip(&resp.bytes().await.unwrap());
-        let page_locs = locs(&xml);
+        let fail = |e: String| TestCaseError::fail(format!("{file}: {e}"));
+        let page_locs = read_urlset(&xml).map_err(fail)?;
+        let (body, _) = body_of(&xml).map_err(fail)?;
         prop_assert!(
             page_locs.len() <= PAGE_SIZE,
             "{} holds {}",
@@ -939,14 +1327,14 @@ async fn check_served(app: &TestApp, case: &StoredCase) -> Result<(), TestCaseEr
                 file,
                 files
             );
-        } else if let Some(e) = schema_errors(&xml, "sitemap.xsd") {
+        } else if let Some(e) = schema_errors(&xml, "sitemap-extensions.xsd") {
             return Err(TestCaseError::fail(format!(
                 "{file} invalid: {e}{}",
                 culprits(&e, &xml, &written)
             )));
         }
 
-        served_body.extend_from_slice(body_of(&xml));
+        served_body.extend_from_slice(body);
         served_locs.extend(page_locs);
     }
 
@@ -976,9 +1364,10 @@ async fn check_served(app: &TestApp, case: &StoredCase) -> Result<(), TestCaseEr
 
 crate::on_each_database!(arbitrary_rows_give_valid_files_with_exactly_the_accepted_urls);
 
-/// Arbitrary entries, as each database holds them, served with tiny pages: every file valid
-/// against the official schema, and all of them together exactly the `<url>` elements the
-/// oracle writes for the held rows, once each, in id order.
+/// Arbitrary entries and extension rows, as each database holds them, served with tiny pages:
+/// every file valid against the official schema and the extension schemas, declaring only the
+/// namespaces it uses, and all of them together exactly the `<url>` elements the oracle writes
+/// for the held rows, once each, in id order.
 async fn arbitrary_rows_give_valid_files_with_exactly_the_accepted_urls(backend: Backend) {
     // proptest's runner is synchronous: it runs on a thread of its own, with its own runtime.
     let outcome = tokio::task::spawn_blocking(move || served_property(backend)).await;
@@ -1038,15 +1427,15 @@ fn served_property(backend: Backend) {
         let case = store(backend, &case);
         rt.block_on(async {
             load(&db, &case).await;
-            check_model(&db, &case).await?;
+            let held = check_model(&db, &case).await?;
             app.sweep().await;
             let swept = layout(&app);
-            if let Err(e) = check_served(&app, &case).await {
+            if let Err(e) = check_served(&app, &case, &held).await {
                 // Whether the files were wrong for the data, or for a moment only: a second
                 // sweep tells.
                 let failed = layout(&app);
                 app.sweep().await;
-                let again = match check_served(&app, &case).await {
+                let again = match check_served(&app, &case, &held).await {
                     Ok(()) => "passes".to_string(),
                     Err(again) => format!("fails: {again}"),
                 };
