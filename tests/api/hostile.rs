@@ -10,10 +10,10 @@
 //! pages and checks every file with checkers of its own: xmllint against the official schema
 //! and the extension schemas, a namespace-aware parser (the root declares exactly the extension
 //! namespaces its elements use; every extension URL is an RFC 3986 web URL; no hreflang twice in
-//! a `<url>`), and the library's own `EntryRules` applied to the values the database holds as
-//! the oracle: every entry it accepts is served exactly once, in id order, with exactly the
-//! `<url>` element `write_url` makes for it and the extension rows it keeps; nothing else is
-//! served.
+//! a `<url>`), the text form of each file (the same URLs), and the library's own `EntryRules`
+//! applied to the values the database holds as the oracle: every entry it accepts is served
+//! exactly once, in id order, with exactly the `<url>` element `write_url` makes for it and the
+//! extension rows it keeps; nothing else is served.
 
 use std::collections::HashSet;
 
@@ -1334,6 +1334,28 @@ async fn check_served(
             )));
         }
 
+        // The text form of the same file lists exactly the same URLs.
+        let number = file
+            .strip_prefix("sitemap-")
+            .and_then(|f| f.strip_suffix(".xml.gz"))
+            .expect("index lists sitemap-K.xml.gz");
+        let text = app.get(&format!("/sitemap-{number}.txt")).await;
+        prop_assert_eq!(text.status(), 200, "sitemap-{}.txt", number);
+        prop_assert_eq!(header(&text, "content-type"), "text/plain; charset=utf-8");
+        let text = text.text().await.unwrap();
+        prop_assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "sitemap-{}.txt does not end with LF",
+            number
+        );
+        prop_assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            page_locs.iter().map(String::as_str).collect::<Vec<_>>(),
+            "sitemap-{}.txt against {}",
+            number,
+            file
+        );
+
         served_body.extend_from_slice(body);
         served_locs.extend(page_locs);
     }
@@ -1366,8 +1388,8 @@ crate::on_each_database!(arbitrary_rows_give_valid_files_with_exactly_the_accept
 
 /// Arbitrary entries and extension rows, as each database holds them, served with tiny pages:
 /// every file valid against the official schema and the extension schemas, declaring only the
-/// namespaces it uses, and all of them together exactly the `<url>` elements the oracle writes
-/// for the held rows, once each, in id order.
+/// namespaces it uses, its text form listing the same URLs, and all of them together exactly
+/// the `<url>` elements the oracle writes for the held rows, once each, in id order.
 async fn arbitrary_rows_give_valid_files_with_exactly_the_accepted_urls(backend: Backend) {
     // proptest's runner is synchronous: it runs on a thread of its own, with its own runtime.
     let outcome = tokio::task::spawn_blocking(move || served_property(backend)).await;
