@@ -386,6 +386,13 @@ pub fn apply_scan(
         acc
     });
     pages.retain(|p| p.urls > 0);
+    // The first page holds every id below the second one's, whatever first id it was made
+    // with (a later page becomes first when those before it empty). Storing it as the lowest
+    // id keeps the pages in first-id order, the order they are stored and reloaded in, also
+    // after that page splits at ids below the one it was made with.
+    if let Some(first) = pages.first_mut() {
+        first.first_id = i64::MIN;
+    }
     if pages.is_empty() {
         let mut empty = Layout::empty(style, now);
         empty.0[0].skipped = skipped_total;
@@ -493,7 +500,7 @@ mod tests {
             .iter()
             .map(|p| (p.no, p.first_id, p.changed_at))
             .collect();
-        assert_eq!(summary, vec![(1, 1, 99), (3, 50, 99), (2, 100, 10)]);
+        assert_eq!(summary, vec![(1, i64::MIN, 99), (3, 50, 99), (2, 100, 10)]);
     }
 
     #[test]
@@ -514,6 +521,27 @@ mod tests {
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
         assert_eq!(next.0.len(), 1);
         assert_eq!((next.0[0].no, next.0[0].changed_at), (1, 10));
+    }
+
+    /// Found by the hostile property test: the first page covers every id below the second
+    /// one's, whatever its stored first id (it may have been a later page whose predecessors
+    /// emptied). Split, its later parts start at ids below that stored first id, and the pages,
+    /// stored and reloaded in first-id order, came back in another order: other ranges, other
+    /// files than the ones measured.
+    #[test]
+    fn a_split_first_page_keeps_the_pages_in_first_id_order() {
+        let l = layout(&[(2, 100), (3, 200)]);
+        let scanned = vec![ScannedPage {
+            index: 0,
+            parts: vec![(100, digest(2, 7)), (5, digest(2, 8)), (150, digest(1, 9))],
+            skipped: SkipCounts::default(),
+        }];
+        let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
+        let firsts: Vec<(i64, i64)> = next.0.iter().map(|p| (p.no, p.first_id)).collect();
+        assert_eq!(firsts, vec![(2, i64::MIN), (4, 5), (5, 150), (3, 200)]);
+        let mut reloaded = firsts.clone();
+        reloaded.sort_by_key(|&(_, first_id)| first_id);
+        assert_eq!(reloaded, firsts, "the stored order is the served order");
     }
 
     #[test]

@@ -252,7 +252,7 @@ impl SqliteStore {
     where
         F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
     {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = begin_write(&self.pool).await?;
         let Some((pages, files)) = merge(
             load_pages(&mut *tx, site).await?,
             load_files(&mut *tx, site).await?,
@@ -296,7 +296,7 @@ impl SqliteStore {
     }
 
     pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = begin_write(&self.pool).await?;
         let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
         let plan = ImportPlan::new(batch, &existing);
         for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
@@ -383,6 +383,16 @@ impl SqliteStore {
         })
         .boxed()
     }
+}
+
+/// A transaction that reads and then writes, holding the write lock from its start.
+///
+/// A deferred transaction (SQLite's default) takes its snapshot at the first read; if another
+/// connection commits before its first write (the change poller, the CMS, another replica),
+/// that write fails at once with SQLITE_BUSY_SNAPSHOT, which the busy timeout does not retry.
+/// `BEGIN IMMEDIATE` waits for the write lock (within the busy timeout) instead.
+async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
 }
 
 fn raw_entry(row: &SqliteRow) -> RawEntry {
@@ -494,6 +504,52 @@ async fn load_files<'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the hostile property test: a write by another connection (the change poller,
+    /// the CMS) committed between a transaction's first read and its first write made the write
+    /// fail at once with SQLITE_BUSY_SNAPSHOT ("database is locked"), which no busy timeout
+    /// retries, so a sweep failed whenever the table changed under it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_committed_while_state_is_saved_does_not_fail_the_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("sitemap.db").display());
+        let config = crate::config::Config::from_vars(
+            &crate::config::Vars::from_pairs(vec![
+                ("SITEMAP_BASE_URL", "https://e.com/"),
+                ("DATABASE_URL", url.as_str()),
+            ]),
+            &crate::config::Defaults::default(),
+        )
+        .unwrap();
+        let store = SqliteStore::connect(&config).await.unwrap();
+        store.migrate().await.unwrap();
+        let other = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(
+                SqliteConnectOptions::from_str(&url)
+                    .unwrap()
+                    .busy_timeout(Duration::from_millis(200)),
+            )
+            .await
+            .unwrap();
+        let runtime = tokio::runtime::Handle::current();
+        let saved = store
+            .save_state("https://e.com/", move |pages, files| {
+                // Runs inside the save's transaction, after its reads: another writer commits.
+                std::thread::spawn(move || {
+                    runtime.block_on(
+                        sqlx::query("UPDATE sitemapd_changes SET version = version + 1")
+                            .execute(&other),
+                    )
+                })
+                .join()
+                .unwrap()
+                .ok();
+                Some((pages, files))
+            })
+            .await;
+        assert!(saved.is_ok(), "{saved:?}");
+    }
 
     #[test]
     fn lastmod_text_in_common_forms_is_read_as_utc() {
