@@ -81,8 +81,16 @@ pub struct Alternate {
 }
 
 /// An `hreflang` value: `x-default`, or a BCP 47 tag such as `fr`, `en-GB`, `zh-Hant`, `es-419`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Tags compare without regard to case, as BCP 47 says (`en-GB` is `en-gb`): a URL gets one
+/// alternate per language, whatever the case its rows use.
+#[derive(Debug, Clone, Eq)]
 pub struct Hreflang(String);
+
+impl PartialEq for Hreflang {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_ignore_ascii_case(&other.0)
+    }
+}
 
 impl Hreflang {
     /// Checks the shape of a language tag (language, then subtags of 1 to 8 letters or digits);
@@ -422,6 +430,7 @@ mod tests {
             alternates: vec![
                 alt("fr", "https://e.fr/a"),
                 alt("fr", "https://e.fr/b"),
+                alt("FR", "https://e.fr/c"),
                 alt("klingon!", "https://e.com/k"),
                 alt("de", "javascript:alert(1)"),
             ],
@@ -437,7 +446,8 @@ mod tests {
         assert_eq!(entry.alternates.len(), 1);
         assert_eq!(entry.alternates[0].href.as_str(), "https://e.fr/a");
         assert_eq!(entry.images[0].as_str(), "https://cdn.e.com/%C3%A4.jpg");
-        assert_eq!(entry.dropped.get(SkipReason::InvalidAlternate), 3);
+        // One per language, whatever the case: the second "fr" and "FR" are dropped.
+        assert_eq!(entry.dropped.get(SkipReason::InvalidAlternate), 4);
         assert_eq!(entry.dropped.get(SkipReason::InvalidImage), 1);
         assert_eq!(entry.namespaces(), Namespaces::ALL);
         let mut element = Vec::new();
