@@ -433,6 +433,7 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",
     ] {
         if let Ok(at) = NaiveDateTime::parse_from_str(text, format) {
             return Some(at.and_utc());
@@ -566,6 +567,11 @@ mod tests {
             );
         }
         assert!(parse_lastmod("2024-05-01").is_some());
+        assert_eq!(
+            parse_lastmod("2024-05-01T12:00"),
+            parse_lastmod("2024-05-01 12:00")
+        );
+        assert!(parse_lastmod("2024-05-01T12:00").is_some());
         assert_eq!(parse_lastmod("yesterday"), None);
     }
 }
