@@ -219,6 +219,9 @@ impl ImportCounts {
     }
 }
 
+/// Counts the migrations sqlx recorded as applied (the same table on every backend).
+const APPLIED_MIGRATIONS: &str = "SELECT count(*) FROM _sqlx_migrations WHERE success";
+
 /// Most rows one statement of an import carries: well within every backend's parameter limit.
 const IMPORT_ROWS_PER_STATEMENT: usize = 500;
 
@@ -535,7 +538,13 @@ impl Store {
 
     /// Whether the database answers and our migrations are applied.
     pub async fn ready(&self) -> Result<(), StoreError> {
-        each!(self, s => s.ready().await)
+        let (applied, known) = each!(self, s => s.migrations().await)?;
+        if applied < known {
+            return Err(StoreError::Migrate(
+                sqlx::migrate::MigrateError::VersionMissing(0),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether changes to `source` are reported by [`Store::changes`] (our triggers are on it).

@@ -316,17 +316,12 @@ impl PgStore {
         Ok(plan.counts(&owners))
     }
 
-    pub async fn ready(&self) -> Result<(), StoreError> {
-        let applied: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
-                .fetch_one(&self.pool)
-                .await?;
-        if applied < MIGRATOR.iter().count() as i64 {
-            return Err(StoreError::Migrate(
-                sqlx::migrate::MigrateError::VersionMissing(0),
-            ));
-        }
-        Ok(())
+    /// Migrations applied to the database, and migrations this build knows.
+    pub async fn migrations(&self) -> Result<(i64, i64), StoreError> {
+        let applied = sqlx::query_scalar(super::APPLIED_MIGRATIONS)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((applied, MIGRATOR.iter().count() as i64))
     }
 
     pub async fn notifies(&self, source: &str) -> bool {
