@@ -34,13 +34,20 @@ CREATE TABLE IF NOT EXISTS sitemap_images (
   KEY sitemap_images_entry (entry_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='sitemapd images';
 
--- The range of ids touched since a service last looked, and a counter that moves on every
--- change: MySQL cannot notify a client, so services poll this one row per source.
+-- MySQL cannot notify a client, so services poll. The triggers bump a source's counter (its row
+-- lock orders writers, so versions follow commit order) and log the ids each version touched;
+-- each service reads the log after its own last version, and trims what is long read.
 CREATE TABLE IF NOT EXISTS sitemapd_changes (
   source  VARCHAR(255) NOT NULL PRIMARY KEY,
-  version BIGINT NOT NULL DEFAULT 0,
-  lo      BIGINT NULL,
-  hi      BIGINT NULL
+  version BIGINT NOT NULL DEFAULT 0
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS sitemapd_change_log (
+  source  VARCHAR(255) NOT NULL,
+  version BIGINT NOT NULL,
+  lo      BIGINT NOT NULL,
+  hi      BIGINT NOT NULL,
+  PRIMARY KEY (source, version)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 -- Per site (keyed by base URL, ASCII once parsed), the sitemap files: their id boundaries,

@@ -1,5 +1,6 @@
 //! MySQL and MariaDB backend: same interface as PostgreSQL. MySQL cannot notify a client, so
-//! changes are seen by polling the one-row change log our row triggers keep, as on SQLite.
+//! changes are seen by polling the change log our row triggers keep, as on SQLite (see
+//! [`super::LogReading`]).
 //!
 //! Every column is read through a cast (`CAST(loc AS CHAR)`, `priority + 0E0`, …): a view over
 //! a CMS's tables may hold any compatible type, and binary-collated text would not decode as a
@@ -16,16 +17,16 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlRow};
 use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
 
 use super::{
-    entry_columns, keyed_alternate, keyed_image, Change, FileRecord, IdRange, ImportCounts,
-    ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
-    SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
+    entry_columns, keyed_alternate, keyed_image, poll_change_log, Change, FileRecord, IdRange,
+    ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor, LogReading, Modified, PageRecord,
+    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    IMPORT_ROWS_PER_STATEMENT,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{RawAlternate, RawImage};
 use crate::sitemap::{Namespaces, RawEntry};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/mysql");
-const CHANGE_POLL: Duration = Duration::from_millis(250);
 
 /// The comment the migration gives the entries table it creates: triggers go only there.
 const OWN_ENTRIES_COMMENT: &str = "sitemapd entries";
@@ -37,6 +38,9 @@ const TRIGGERED_TABLES: [(&str, &str, &str); 3] = [
     (ALTERNATES_TABLE, "entry_id", ALTERNATES_TABLE),
     (IMAGES_TABLE, "entry_id", IMAGES_TABLE),
 ];
+
+/// MySQL's error number for a trigger that exists already.
+const ER_TRG_ALREADY_EXISTS: u16 = 1359;
 
 /// The upsert of entries by `loc` (its unique hash); the VALUES rows go between the parts.
 const UPSERT_ENTRIES: (&str, &str) = (
@@ -137,24 +141,41 @@ impl MySqlStore {
         .await?;
         for (table, id_column, prefix) in TRIGGERED_TABLES {
             let (new, old) = (format!("NEW.{id_column}"), format!("OLD.{id_column}"));
-            for (event, done, first, ids) in [
-                ("INSERT", "inserted", &new, new.clone()),
-                ("UPDATE", "updated", &new, format!("{new}, {old}")),
-                ("DELETE", "deleted", &old, old.clone()),
+            for (event, done, lo, hi) in [
+                ("INSERT", "inserted", new.clone(), new.clone()),
+                (
+                    "UPDATE",
+                    "updated",
+                    format!("LEAST({new}, {old})"),
+                    format!("GREATEST({new}, {old})"),
+                ),
+                ("DELETE", "deleted", old.clone(), old.clone()),
             ] {
                 let name = format!("{prefix}_{done}");
                 if existing.contains(&name) {
                     continue;
                 }
-                self.pool
+                let created = self
+                    .pool
                     .execute(&*format!(
-                        "CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW \
-                         UPDATE sitemapd_changes SET version = version + 1, \
-                           lo = LEAST(COALESCE(lo, {first}), {ids}), \
-                           hi = GREATEST(COALESCE(hi, {first}), {ids}) \
-                         WHERE source = 'sitemap_entries'"
+                        "CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW BEGIN \
+                           UPDATE sitemapd_changes SET version = version + 1 \
+                             WHERE source = 'sitemap_entries'; \
+                           INSERT INTO sitemapd_change_log (source, version, lo, hi) \
+                             SELECT source, version, {lo}, {hi} \
+                             FROM sitemapd_changes WHERE source = 'sitemap_entries'; \
+                         END"
                     ))
-                    .await?;
+                    .await;
+                match created {
+                    // Another replica starting at the same time made it first.
+                    Err(sqlx::Error::Database(e))
+                        if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                            .is_some_and(|e| e.number() == ER_TRG_ALREADY_EXISTS) => {}
+                    other => {
+                        other?;
+                    }
+                }
             }
         }
         // Last: the row that says the table reports its changes.
@@ -416,86 +437,75 @@ impl MySqlStore {
             .is_ok_and(|n| n > 0)
     }
 
-    /// Polls the change log; reports the id range touched since this was called (the current
-    /// version is read first, so a sweep made right after misses nothing). TRUNCATE fires no
-    /// trigger in MySQL: a highest id that went down is reported as [`Change::Everything`].
+    /// Changes our triggers logged for `source` since this was called (the current version is
+    /// read first, so a sweep made right after misses nothing); nothing for other sources.
     pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
         let source = source.to_string();
-        let start = read_change_log(&pool, &source).await.ok().flatten();
-        stream::unfold(start, move |mut seen| {
-            let (pool, source) = (pool.clone(), source.clone());
-            async move {
-                loop {
-                    tokio::time::sleep(CHANGE_POLL).await;
-                    let Ok(Some(now)) = read_change_log(&pool, &source).await else {
-                        continue;
-                    };
-                    let Some(change) = seen.replace(now).and_then(|before| now.since(&before))
-                    else {
-                        continue;
-                    };
-                    // Forget the range only if nothing changed since we read it.
-                    let _ = sqlx::query(
-                        "UPDATE sitemapd_changes SET lo = NULL, hi = NULL WHERE source = ? AND version = ?",
-                    )
-                    .bind(&source)
-                    .bind(now.version)
-                    .execute(&pool)
-                    .await;
-                    return Some((change, seen));
-                }
-            }
-        })
-        .boxed()
-    }
-}
-
-/// The change log row of a source, with the source's highest id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ChangeLog {
-    version: i64,
-    touched: Option<IdRange>,
-    top: Option<i64>,
-}
-
-impl ChangeLog {
-    /// What changed between `before` and this reading, if anything.
-    fn since(&self, before: &ChangeLog) -> Option<Change> {
-        let shrank = match (before.top, self.top) {
-            (Some(was), Some(is)) => is < was,
-            (Some(_), None) => true,
-            _ => false,
+        let start = sqlx::query(
+            "SELECT version, (SELECT MAX(id) FROM sitemap_entries) AS top \
+             FROM sitemapd_changes WHERE source = ?",
+        )
+        .bind(&source)
+        .fetch_optional(&pool)
+        .await;
+        let Ok(Some(start)) = start else {
+            return stream::pending().boxed();
         };
-        if shrank {
-            return Some(Change::Everything);
-        }
-        if self.version == before.version {
-            return None;
-        }
-        Some(self.touched.map_or(Change::Everything, Change::Ids))
+        let start = LogCursor {
+            version: start.try_get("version").unwrap_or_default(),
+            top: start.try_get("top").ok().flatten(),
+        };
+        let (read_pool, read_source) = (pool.clone(), source.clone());
+        let read = move |after: i64| {
+            let (pool, source) = (read_pool.clone(), read_source.clone());
+            Box::pin(async move { read_change_log(&pool, &source, after).await })
+                as futures::future::BoxFuture<'static, _>
+        };
+        let trim = move |through: i64| {
+            let (pool, source) = (pool.clone(), source.clone());
+            Box::pin(async move {
+                // A bounded delete: a bulk load's log goes over several polls.
+                let _ = sqlx::query(
+                    "DELETE FROM sitemapd_change_log WHERE source = ? AND version <= ? LIMIT 50000",
+                )
+                .bind(&source)
+                .bind(through)
+                .execute(&pool)
+                .await;
+            }) as futures::future::BoxFuture<'static, ()>
+        };
+        poll_change_log(start, read, trim)
     }
 }
 
-async fn read_change_log(pool: &MySqlPool, source: &str) -> Result<Option<ChangeLog>, StoreError> {
+/// What `source`'s change log holds after version `after`, and the table's highest id (TRUNCATE
+/// fires no trigger in MySQL; the id falling tells of it).
+async fn read_change_log(
+    pool: &MySqlPool,
+    source: &str,
+    after: i64,
+) -> Result<LogReading, StoreError> {
     // The change log exists only for our own table, so the source is `sitemap_entries`.
     let row = sqlx::query(
-        "SELECT version, lo, hi, (SELECT MAX(id) FROM sitemap_entries) AS top \
-         FROM sitemapd_changes WHERE source = ?",
+        "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
+                (SELECT MAX(id) FROM sitemap_entries) AS top \
+         FROM sitemapd_change_log WHERE source = ? AND version > ?",
     )
     .bind(source)
-    .fetch_optional(pool)
+    .bind(after)
+    .fetch_one(pool)
     .await?;
-    let Some(row) = row else { return Ok(None) };
     let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
         (Some(first), Some(last)) => Some(IdRange { first, last }),
         _ => None,
     };
-    Ok(Some(ChangeLog {
-        version: row.try_get("version")?,
+    Ok(LogReading {
+        first: row.try_get("first")?,
+        last: row.try_get("last")?,
         touched,
         top: row.try_get("top")?,
-    }))
+    })
 }
 
 /// Bounds every statement the service runs: MariaDB calls it `max_statement_time` (seconds),
@@ -610,30 +620,6 @@ async fn load_files<'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_table_that_shrank_without_a_trigger_is_read_again_whole() {
-        let log = |version, top| ChangeLog {
-            version,
-            touched: Some(IdRange { first: 5, last: 9 }),
-            top,
-        };
-        assert_eq!(log(1, Some(100)).since(&log(1, Some(100))), None);
-        assert_eq!(
-            log(2, Some(100)).since(&log(1, Some(100))),
-            Some(Change::Ids(IdRange { first: 5, last: 9 }))
-        );
-        // TRUNCATE: no trigger ran, the version stayed, the highest id fell.
-        assert_eq!(
-            log(1, None).since(&log(1, Some(100))),
-            Some(Change::Everything)
-        );
-        assert_eq!(
-            log(3, Some(40)).since(&log(1, Some(100))),
-            Some(Change::Everything)
-        );
-        assert_eq!(log(1, Some(120)).since(&log(1, None)), None);
-    }
 
     #[test]
     fn identifiers_are_quoted_with_backticks_part_by_part() {

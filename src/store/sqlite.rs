@@ -1,5 +1,6 @@
 //! SQLite backend, the embedded default: same interface as PostgreSQL; changes are seen by
-//! polling the one-row change log our triggers keep (SQLite cannot notify another process).
+//! polling the change log our triggers keep (SQLite cannot notify another process; see
+//! [`super::LogReading`]).
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -13,16 +14,16 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction};
 
 use super::{
-    entry_columns, keyed_alternate, keyed_image, quote_identifier, Change, FileRecord, IdRange,
-    ImportCounts, ImportPlan, ImportedEntry, Keyed, Modified, PageRecord, SavedState, StoreError,
-    SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
+    entry_columns, keyed_alternate, keyed_image, poll_change_log, quote_identifier, Change,
+    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor, LogReading,
+    Modified, PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{w3c_datetime, RawAlternate, RawImage};
 use crate::sitemap::{Namespaces, RawEntry};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
-const CHANGE_POLL: Duration = Duration::from_millis(250);
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -334,8 +335,8 @@ impl SqliteStore {
             .is_ok_and(|n| n > 0)
     }
 
-    /// Polls the change log; reports the id range touched since this was called (the current
-    /// version is read first, so a sweep made right after misses nothing).
+    /// Changes our triggers logged for `source` since this was called (the current version is
+    /// read first, so a sweep made right after misses nothing); nothing for other sources.
     pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
         let pool = self.pool.clone();
         let source = source.to_string();
@@ -343,41 +344,56 @@ impl SqliteStore {
             sqlx::query_scalar::<_, i64>("SELECT version FROM sitemapd_changes WHERE source = ?1")
                 .bind(&source)
                 .fetch_optional(&pool)
-                .await
-                .ok()
-                .flatten();
-        stream::unfold(start, move |mut seen| {
+                .await;
+        let Ok(Some(version)) = start else {
+            return stream::pending().boxed();
+        };
+        let (read_pool, read_source) = (pool.clone(), source.clone());
+        let read = move |after: i64| {
+            let (pool, source) = (read_pool.clone(), read_source.clone());
+            Box::pin(async move { read_change_log(&pool, &source, after).await })
+                as futures::future::BoxFuture<'static, _>
+        };
+        let trim = move |through: i64| {
             let (pool, source) = (pool.clone(), source.clone());
-            async move {
-                loop {
-                    tokio::time::sleep(CHANGE_POLL).await;
-                    let Ok(Some(row)) = sqlx::query("SELECT version, lo, hi FROM sitemapd_changes WHERE source = ?1")
-                        .bind(&source)
-                        .fetch_optional(&pool)
-                        .await
-                    else {
-                        continue;
-                    };
-                    let version: i64 = row.try_get("version").unwrap_or_default();
-                    if seen.replace(version).is_none_or(|v| v == version) {
-                        continue;
-                    }
-                    let range = match (row.try_get("lo"), row.try_get("hi")) {
-                        (Ok(Some(first)), Ok(Some(last))) => Change::Ids(IdRange { first, last }),
-                        _ => Change::Everything,
-                    };
-                    // Forget the range only if nothing changed since we read it.
-                    let _ = sqlx::query("UPDATE sitemapd_changes SET lo = NULL, hi = NULL WHERE source = ?1 AND version = ?2")
-                        .bind(&source)
-                        .bind(version)
-                        .execute(&pool)
-                        .await;
-                    return Some((range, seen));
-                }
-            }
-        })
-        .boxed()
+            Box::pin(async move {
+                let _ = sqlx::query(
+                    "DELETE FROM sitemapd_change_log WHERE source = ?1 AND version <= ?2",
+                )
+                .bind(&source)
+                .bind(through)
+                .execute(&pool)
+                .await;
+            }) as futures::future::BoxFuture<'static, ()>
+        };
+        poll_change_log(LogCursor { version, top: None }, read, trim)
     }
+}
+
+/// What `source`'s change log holds after version `after`.
+async fn read_change_log(
+    pool: &SqlitePool,
+    source: &str,
+    after: i64,
+) -> Result<LogReading, StoreError> {
+    let row = sqlx::query(
+        "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi \
+         FROM sitemapd_change_log WHERE source = ?1 AND version > ?2",
+    )
+    .bind(source)
+    .bind(after)
+    .fetch_one(pool)
+    .await?;
+    let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
+        (Some(first), Some(last)) => Some(IdRange { first, last }),
+        _ => None,
+    };
+    Ok(LogReading {
+        first: row.try_get("first")?,
+        last: row.try_get("last")?,
+        touched,
+        top: None,
+    })
 }
 
 /// A transaction that reads and then writes, holding the write lock from its start.

@@ -16,6 +16,7 @@ crate::on_each_database!(
     changes_to_the_table_show_without_a_manual_sweep,
     a_text_render_of_changed_rows_sets_the_sweep_going,
     a_first_file_split_below_its_first_id_survives_a_restart,
+    a_change_reaches_every_replica_without_a_manual_sweep,
 );
 // Single flight is the same code whatever the database; the test needs one that can hold a
 // render back until the whole burst has joined it, which SQLite (WAL: readers never wait) cannot.
@@ -275,6 +276,45 @@ async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
         now, before,
         "the change the table's triggers record reaches the service"
     );
+}
+
+/// Every replica hears of every change: none takes it from the others.
+async fn a_change_reaches_every_replica_without_a_manual_sweep(backend: Backend) {
+    let (db, first) = three_pages(backend).await;
+    let second = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    let etag = |app: &TestApp, page: &'static str| {
+        let url = app.url(page);
+        let client = app.client.clone();
+        async move {
+            let resp = client.get(url).send().await.unwrap();
+            header(&resp, "etag").to_string()
+        }
+    };
+    let before = [
+        etag(&first, "/sitemap-1.xml.gz").await,
+        etag(&first, "/sitemap-3.xml.gz").await,
+    ];
+    db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 50")
+        .await;
+    db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 250")
+        .await;
+    for app in [&first, &second] {
+        let mut now = before.clone();
+        for _ in 0..200 {
+            now = [
+                etag(app, "/sitemap-1.xml.gz").await,
+                etag(app, "/sitemap-3.xml.gz").await,
+            ];
+            if now[0] != before[0] && now[1] != before[1] {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            now[0] != before[0] && now[1] != before[1],
+            "{before:?} {now:?}"
+        );
+    }
 }
 
 /// A view tells nothing of its changes; a render that meets rows the stored validators do not
