@@ -2,7 +2,7 @@
 //! changes are seen by polling the change log our row triggers keep, as on SQLite (see
 //! [`super::LogReading`]).
 //!
-//! Every column is read through a cast (`CAST(loc AS CHAR)`, `priority + 0E0`, …): a view over
+//! Every column is read through a cast (`CAST(loc AS CHAR)`, `CAST(priority AS CHAR)`, …): a view over
 //! a CMS's tables may hold any compatible type, and binary-collated text would not decode as a
 //! string otherwise. DATETIME values are read as UTC, and the session's time zone is UTC, so
 //! TIMESTAMP columns are converted to UTC by the server.
@@ -49,6 +49,7 @@ const UPSERT_ENTRIES: (&str, &str) = (
      changefreq = VALUES(changefreq), priority = VALUES(priority)",
 );
 
+/// A pool on a MySQL or MariaDB database, and the statements that read its source.
 #[derive(Clone)]
 pub struct MySqlStore {
     pool: MySqlPool,
@@ -86,8 +87,11 @@ impl Queries {
 
 impl MySqlStore {
     pub async fn connect(config: &Config) -> Result<Self, StoreError> {
-        // The driver's defaults already set the session's time zone to UTC and utf8mb4.
+        // Sessions in UTC and utf8mb4 whatever the URL's query says: DATETIME values are read
+        // as UTC, and TIMESTAMP ones are converted by the server to the session's zone.
         let options = MySqlConnectOptions::from_str(config.database_url.expose())?
+            .timezone(Some(String::from("+00:00")))
+            .charset("utf8mb4")
             .disable_statement_logging();
         let timeout = config.statement_timeout;
         let pool = MySqlPoolOptions::new()
@@ -215,7 +219,8 @@ impl MySqlStore {
         let rows = sqlx::query(&format!(
             "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(hreflang AS CHAR) AS hreflang, \
              CAST(href AS CHAR) AS href \
-             FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ? AND ? ORDER BY entry_id, hreflang, href"
+             FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ? AND ? \
+             ORDER BY entry_id, CAST(hreflang AS BINARY), CAST(href AS BINARY)"
         ))
         .bind(range.first)
         .bind(range.last)
@@ -535,7 +540,7 @@ fn select_sql(source: &str) -> String {
     format!(
         "SELECT CAST(id AS SIGNED) AS id, CAST(loc AS CHAR) AS loc, \
          CAST(lastmod AS DATETIME(6)) AS lastmod, CAST(changefreq AS CHAR) AS changefreq, \
-         priority + 0E0 AS priority FROM {} AS src",
+         CAST(priority AS CHAR) AS priority FROM {} AS src",
         quote_identifier(source)
     )
 }
@@ -551,7 +556,13 @@ fn raw_entry(row: &MySqlRow) -> RawEntry {
             .flatten()
             .map(|at| at.and_utc()),
         changefreq: row.try_get("changefreq").ok().flatten(),
-        priority: row.try_get("priority").ok().flatten(),
+        // As text: MySQL would turn a text priority that is no number into 0 (`'high' + 0`),
+        // where the rules must see no priority at all.
+        priority: row
+            .try_get::<Option<String>, _>("priority")
+            .ok()
+            .flatten()
+            .and_then(|text| text.trim().parse().ok()),
         ..RawEntry::default()
     }
 }

@@ -154,3 +154,34 @@ async fn the_articles_view_serves_each_language_version_with_utc_dates() {
          <lastmod>2024-05-01T13:30:00+00:00</lastmod><changefreq>weekly</changefreq></url>"
     ));
 }
+
+#[tokio::test]
+async fn a_priority_that_is_no_number_is_dropped_not_read_as_zero() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE pages (id int PRIMARY KEY, path varchar(100), weight varchar(20));
+         INSERT INTO pages VALUES (1, '/a', 'high'), (2, '/b', ''), (3, '/c', '0.7'), (4, '/d', ' 1 ');
+         CREATE VIEW weighted AS SELECT id, path AS loc, NULL AS lastmod, NULL AS changefreq,
+           weight AS priority FROM pages;",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "weighted")]).await;
+    let xml = urlset(&app).await;
+    assert!(
+        xml.contains("<url><loc>https://www.example.com/a</loc></url>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<url><loc>https://www.example.com/b</loc></url>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<loc>https://www.example.com/c</loc><priority>0.7</priority>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<loc>https://www.example.com/d</loc><priority>1.0</priority>"),
+        "{xml}"
+    );
+}
