@@ -872,7 +872,7 @@ async fn load(db: &TestDb, case: &StoredCase) {
 
 /// What the database holds, read back without the service: entries as
 /// `(id, loc, lastmod as text, changefreq, priority)`, alternates and images in the order the
-/// service reads them (its own ORDER BY: alternates by the database's collation of hreflang).
+/// service reads them (its own ORDER BY: alternates by hreflang, on MariaDB byte for byte).
 struct HeldRows {
     entries: Vec<HeldEntry>,
     alternates: Vec<AltRow>,
@@ -925,7 +925,7 @@ async fn held(db: &TestDb) -> HeldRows {
             .unwrap(),
             sqlx::query_as(
                 "SELECT CAST(entry_id AS SIGNED) AS entry_id, CAST(hreflang AS CHAR) AS hreflang, \
-                 CAST(href AS CHAR) AS href FROM sitemap_alternates ORDER BY entry_id, hreflang, href",
+                 CAST(href AS CHAR) AS href FROM sitemap_alternates ORDER BY entry_id, CAST(hreflang AS BINARY), CAST(href AS BINARY)",
             )
             .fetch_all(pool)
             .await
