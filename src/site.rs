@@ -248,6 +248,25 @@ impl Site {
     /// Re-measures the pages `change` may have touched and stores their new validators.
     pub async fn sweep(&self, change: Change) -> Result<(), StoreError> {
         let _one_at_a_time = self.sweeping.lock().await;
+        self.sweep_locked(change).await
+    }
+
+    /// Re-measures `stale` (ids in `range`) after a render met rows its validators do not
+    /// describe, unless a sweep has re-measured it since: a burst of requests for a stale file
+    /// costs one sweep, not one each.
+    pub async fn catch_up(&self, stale: &Page, range: IdRange) -> Result<(), StoreError> {
+        let _one_at_a_time = self.sweeping.lock().await;
+        let still_stale = self
+            .snapshot()
+            .page(stale.no)
+            .is_some_and(|served| served.page.fingerprint == stale.fingerprint);
+        if !still_stale {
+            return Ok(());
+        }
+        self.sweep_locked(Change::Ids(range)).await
+    }
+
+    async fn sweep_locked(&self, change: Change) -> Result<(), StoreError> {
         let mut change = change;
         for _attempt in 0..3 {
             let current = self.snapshot();

@@ -369,7 +369,7 @@ impl App {
             let rendered = render::page_text(&site, &page, range, tx).await;
             if rendered.is_some_and(|r| r.describes_another_state_than(&page)) {
                 // The rows changed since the last sweep: let the sweep catch up.
-                site.sweep(crate::store::Change::Ids(range)).await.ok();
+                site.catch_up(&page, range).await.ok();
             }
         });
         first_chunk_or_unavailable(rx.boxed()).await
@@ -398,9 +398,7 @@ impl App {
                     app.cache.land(&key, Some(current));
                     if !current {
                         // The rows changed since the last sweep: let the sweep catch up.
-                        tokio::spawn(
-                            async move { site.sweep(crate::store::Change::Ids(range)).await },
-                        );
+                        tokio::spawn(async move { site.catch_up(&page, range).await });
                     }
                 }
                 Err(e) => {
