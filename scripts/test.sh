@@ -102,18 +102,19 @@ ensure_mysql() {
   die "could not reach MariaDB at $TEST_MYSQL_URL; set TEST_MYSQL_URL to a server where the user may CREATE DATABASE"
 }
 
-# Test databases are named sitemapd_test_<pid>_…: drop those whose test process has ended.
+# Test databases are named sitemapd_test_<pid>_…: drop those whose test process has ended (on
+# this machine: a server shared by several machines should get TEST_*_URL of its own).
 drop_stale_test_databases() {
   local name pid client parts
   for name in $(psql "$TEST_DATABASE_URL" -qtAc "SELECT datname FROM pg_database WHERE datname LIKE 'sitemapd\_test\_%'" 2>/dev/null); do
     pid=$(cut -d_ -f3 <<<"$name")
-    kill -0 "$pid" 2>/dev/null || psql "$TEST_DATABASE_URL" -qtAc "DROP DATABASE IF EXISTS \"$name\"" >/dev/null 2>&1 || true
+    [ -d "/proc/$pid" ] || psql "$TEST_DATABASE_URL" -qtAc "DROP DATABASE IF EXISTS \"$name\"" >/dev/null 2>&1 || true
   done
   client=$(mysql_client) || return 0
   mapfile -t parts < <(mysql_url_parts "$TEST_MYSQL_URL")
   for name in $(MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" -N -e "SHOW DATABASES LIKE 'sitemapd\\_test\\_%'" 2>/dev/null); do
     pid=$(cut -d_ -f3 <<<"$name")
-    kill -0 "$pid" 2>/dev/null || MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" -e "DROP DATABASE IF EXISTS \`$name\`" >/dev/null 2>&1 || true
+    [ -d "/proc/$pid" ] || MYSQL_PWD="${parts[3]}" "$client" --protocol=TCP -h "${parts[0]}" -P "${parts[1]}" -u "${parts[2]}" -e "DROP DATABASE IF EXISTS \`$name\`" >/dev/null 2>&1 || true
   done
 }
 
