@@ -390,7 +390,7 @@ fn give_up_draining<O: Outbox>(
     }
     let pending = outbox.drop_pending();
     if pending > 0 {
-        tracing::warn!(target: "sitemapd::notify", destination = O::TARGET, pending, "shutdown deadline passed; pending notifications dropped");
+        tracing::warn!(target: "sitemapd::notify", destination = O::TARGET, pending, "pending notifications dropped: their turn would come after the shutdown deadline");
     }
 }
 

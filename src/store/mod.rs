@@ -33,6 +33,8 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("{applied} of {known} migrations applied; run `sitemapd migrate`")]
+    MigrationsPending { applied: i64, known: i64 },
 }
 
 /// An inclusive range of entry ids.
@@ -540,9 +542,7 @@ impl Store {
     pub async fn ready(&self) -> Result<(), StoreError> {
         let (applied, known) = each!(self, s => s.migrations().await)?;
         if applied < known {
-            return Err(StoreError::Migrate(
-                sqlx::migrate::MigrateError::VersionMissing(0),
-            ));
+            return Err(StoreError::MigrationsPending { applied, known });
         }
         Ok(())
     }
