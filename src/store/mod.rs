@@ -703,8 +703,14 @@ where
 
 /// Quotes a possibly schema-qualified identifier: `cms.pages` → `"cms"."pages"`.
 pub fn quote_identifier(name: &str) -> String {
+    quote_identifier_with(name, '"')
+}
+
+/// [`quote_identifier`] with another quote character (MySQL's backtick).
+fn quote_identifier_with(name: &str, quote: char) -> String {
+    let doubled = format!("{quote}{quote}");
     name.split('.')
-        .map(|part| format!("\"{}\"", part.replace('"', "\"\"")))
+        .map(|part| format!("{quote}{}{quote}", part.replace(quote, &doubled)))
         .collect::<Vec<_>>()
         .join(".")
 }

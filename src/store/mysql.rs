@@ -529,10 +529,7 @@ async fn set_statement_timeout(
 
 /// Quotes a possibly schema-qualified identifier the MySQL way: `cms.pages` → `` `cms`.`pages` ``.
 fn quote_identifier(name: &str) -> String {
-    name.split('.')
-        .map(|part| format!("`{}`", part.replace('`', "``")))
-        .collect::<Vec<_>>()
-        .join(".")
+    super::quote_identifier_with(name, '`')
 }
 
 /// Casts make any view with the five columns readable, whatever their exact types.
