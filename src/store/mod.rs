@@ -632,24 +632,27 @@ where
     let trim = std::sync::Arc::new(trim);
     // What was logged before we started (a bulk load, say) is trimmed at the first poll.
     let first_trim = start.version - CHANGE_LOG_RETAINED;
-    stream::unfold((start, Some(first_trim)), move |(mut cursor, pending_trim)| {
-        let (read, trim) = (read.clone(), trim.clone());
-        async move {
-            if let Some(through) = pending_trim {
-                trim(through).await;
-            }
-            loop {
-                tokio::time::sleep(CHANGE_POLL).await;
-                let Ok(reading) = read(cursor.version).await else {
-                    continue;
-                };
-                if let Some(change) = cursor.advance(reading) {
-                    trim(cursor.version - CHANGE_LOG_RETAINED).await;
-                    return Some((change, (cursor, None)));
+    stream::unfold(
+        (start, Some(first_trim)),
+        move |(mut cursor, pending_trim)| {
+            let (read, trim) = (read.clone(), trim.clone());
+            async move {
+                if let Some(through) = pending_trim {
+                    trim(through).await;
+                }
+                loop {
+                    tokio::time::sleep(CHANGE_POLL).await;
+                    let Ok(reading) = read(cursor.version).await else {
+                        continue;
+                    };
+                    if let Some(change) = cursor.advance(reading) {
+                        trim(cursor.version - CHANGE_LOG_RETAINED).await;
+                        return Some((change, (cursor, None)));
+                    }
                 }
             }
-        }
-    })
+        },
+    )
     .boxed()
 }
 
