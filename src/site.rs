@@ -137,6 +137,9 @@ const ROBOTS_FILE: &str = "robots";
 const SUBMIT_BATCH: i64 = 10_000;
 /// Most batches one sweep submits; the rest wait for the next sweep.
 const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
+/// Most reads for the feeds' rows per sweep: 2N + 50 rows, then four times as many each round
+/// (N = 100: at most 16,000 rows, read along the `lastmod` index).
+const FEED_READ_ROUNDS: usize = 4;
 
 impl Site {
     /// Loads the stored state and brings it up to date with one full sweep.
@@ -382,20 +385,12 @@ impl Site {
     }
 
     /// The feeds' bodies as the database holds them now: the most recently modified entries
-    /// that would be served (rows are read with some slack for those that are skipped).
+    /// that would be served.
     async fn read_feeds(&self) -> Result<Option<FeedBodies>, StoreError> {
         if self.feed_size == 0 {
             return Ok(None);
         }
-        let rows = self.store.recent(self.feed_size as i64 * 2 + 50).await?;
-        let entries: Vec<FeedEntry> = rows
-            .iter()
-            .filter_map(|raw| {
-                let entry = self.rules.accept(raw).ok()?;
-                FeedEntry::new(entry.loc, entry.lastmod?.at())
-            })
-            .take(self.feed_size)
-            .collect();
+        let entries = self.recent_feed_entries().await?;
         let site = FeedSite {
             base: &self.base,
             files: &self.files,
@@ -404,6 +399,31 @@ impl Site {
             atom: Bytes::from(site.atom(&entries)),
             rss: Bytes::from(site.rss(&entries)),
         }))
+    }
+
+    /// The `feed_size` most recently modified rows that would be served. Rows that are skipped
+    /// (out of scope, undated, …) do not count: the read widens, four times over each round, until
+    /// enough are found, the table has no more, or [`FEED_READ_ROUNDS`] rounds were read.
+    async fn recent_feed_entries(&self) -> Result<Vec<FeedEntry>, StoreError> {
+        let mut limit = self.feed_size as i64 * 2 + 50;
+        let mut entries = Vec::new();
+        for _ in 0..FEED_READ_ROUNDS {
+            let rows = self.store.recent(limit).await?;
+            let exhausted = (rows.len() as i64) < limit;
+            entries = rows
+                .iter()
+                .filter_map(|raw| {
+                    let entry = self.rules.accept(raw).ok()?;
+                    FeedEntry::new(entry.loc, entry.lastmod?.at())
+                })
+                .take(self.feed_size)
+                .collect();
+            if entries.len() == self.feed_size || exhausted {
+                break;
+            }
+            limit = limit.saturating_mul(4);
+        }
+        Ok(entries)
     }
 
     /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.

@@ -14,6 +14,7 @@ crate::on_each_database!(
     the_feeds_list_the_most_recently_modified_entries_with_their_lastmod,
     feeds_have_validators_and_change_when_an_entry_does,
     a_feed_size_of_zero_turns_the_feeds_off,
+    a_feed_is_full_even_when_the_newest_rows_are_skipped,
 );
 
 /// What feedparser understood of `body`; panics with the complaints of the strict checkers
@@ -128,6 +129,40 @@ async fn feeds_have_validators_and_change_when_an_entry_does(backend: Backend) {
         feed["entries"][0]["link"],
         "https://www.example.com/news/3?a=1&b=caf%C3%A9"
     );
+}
+
+async fn a_feed_is_full_even_when_the_newest_rows_are_skipped(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let start = utc("2024-05-01 12:00:00");
+    // The 20 oldest rows are good; the 300 newest point at another host and are skipped.
+    let rows: Vec<Row> = (1..=320)
+        .map(|i| {
+            let loc = if i <= 20 {
+                format!("/good/{i}")
+            } else {
+                format!("https://elsewhere.example.org/{i}")
+            };
+            Row {
+                lastmod: Some(start + chrono::Duration::minutes(i)),
+                ..Row::new(i, &loc)
+            }
+        })
+        .collect();
+    db.insert_rows(&rows).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", "10")]).await;
+    let feed = parse_feed(&app.get("/feed.rss").await.bytes().await.unwrap());
+    let links: Vec<&str> = feed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["link"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (11..=20)
+        .rev()
+        .map(|i| format!("https://www.example.com/good/{i}"))
+        .collect();
+    assert_eq!(links, expected);
 }
 
 async fn a_feed_size_of_zero_turns_the_feeds_off(backend: Backend) {
