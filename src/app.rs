@@ -110,7 +110,15 @@ pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
     for (config, robots) in prepared {
         let rules = entry_rules(&config, &robots);
         let store = store.for_source(&config.source);
-        let site = Site::open(&config, store, rules, robots.body, notifier.clone()).await?;
+        let site = Site::open(
+            &config,
+            store,
+            rules,
+            robots.body,
+            notifier.clone(),
+            metrics.sweep_failures.clone(),
+        )
+        .await?;
         sites.push(site);
     }
     Ok(Arc::new(App {

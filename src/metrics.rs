@@ -33,6 +33,8 @@ pub struct Metrics {
     pub render_followers: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
+    /// Sweeps that failed and are owed; hand a clone to each [`crate::site::Site`].
+    pub sweep_failures: Counter,
     pub entries_served: Gauge,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
@@ -57,6 +59,7 @@ impl Metrics {
             render_followers: Counter::default(),
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
+            sweep_failures: Counter::default(),
             entries_served: Gauge::default(),
             entries_skipped: Family::default(),
             notify: NotifyMetrics::default(),
@@ -93,6 +96,11 @@ impl Metrics {
             "database_errors",
             "Failed database operations",
             m.database_errors.clone(),
+        );
+        registry.register(
+            "sweep_failures",
+            "Sweeps that failed (database errors, timeouts, replicas contending); each is run again",
+            m.sweep_failures.clone(),
         );
         registry.register(
             "entries_served",

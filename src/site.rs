@@ -7,6 +7,7 @@
 //! SITEMAP_REFRESH_SECS for any source), and a file's `changed_at` moves forward whenever its
 //! bytes change, never backwards, so If-Modified-Since cannot hide a change.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Mutex;
 
 use crate::config::{BaseUrl, Config};
@@ -24,6 +26,16 @@ use crate::sitemap::{
     DocumentStyle, EntryRules, Fingerprint, Namespaces, SkipCounts, MAX_SITEMAPS_PER_INDEX,
 };
 use crate::store::{Change, FileRecord, IdRange, PageRecord, Store, StoreError, SubmittedThrough};
+
+/// Why a sweep did not store new validators. The served state stays as it was; the sweep is
+/// owed and [`Site::keep_current`] runs it again.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("gave up after {0} tries: other replicas kept moving the file boundaries")]
+    Contended(usize),
+}
 
 /// Validators of one whole file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +139,10 @@ pub struct Site {
     notifier: Arc<Notifier>,
     /// Changes reported since before the first sweep, for [`Site::keep_current`].
     changes: Mutex<Option<BoxStream<'static, Change>>>,
+    /// The opening sweep gave up on contention: [`Site::keep_current`] owes a full one.
+    opened_stale: AtomicBool,
+    /// Counts sweeps that failed (`sitemapd_sweep_failures_total`).
+    sweep_failures: Counter,
 }
 
 const INDEX_FILE: &str = "index";
@@ -140,6 +156,10 @@ const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
 /// Most reads for the feeds' rows per sweep: 2N + 50 rows, then four times as many each round
 /// (N = 100: at most 16,000 rows, read along the `lastmod` index).
 const FEED_READ_ROUNDS: usize = 4;
+/// Tries of one sweep when other replicas keep moving the file boundaries under it.
+const SWEEP_TRIES: usize = 3;
+/// Pause before a failed sweep is run again; it doubles with each failure, up to the refresh.
+const RETRY_FIRST: Duration = Duration::from_secs(1);
 
 impl Site {
     /// Loads the stored state and brings it up to date with one full sweep.
@@ -149,6 +169,7 @@ impl Site {
         rules: EntryRules,
         robots_body: String,
         notifier: Arc<Notifier>,
+        sweep_failures: Counter,
     ) -> Result<Arc<Self>, StoreError> {
         let style = DocumentStyle {
             stylesheet: config
@@ -190,11 +211,22 @@ impl Site {
             sweeping: Mutex::new(()),
             notifier,
             changes: Mutex::new(None),
+            opened_stale: AtomicBool::new(false),
+            sweep_failures,
         });
         // Listen first, then sweep: a change made in between is then reported, not lost.
         *site.changes.lock().await = Some(site.store.changes(&site.source).await);
         site.reload().await?;
-        site.sweep(Change::Everything).await?;
+        match site.sweep(Change::Everything).await {
+            Ok(()) => {}
+            Err(SweepError::Store(e)) => return Err(e),
+            Err(contended @ SweepError::Contended(_)) => {
+                // Another replica's state is loaded and served meanwhile.
+                tracing::warn!(error = %contended, "opening sweep deferred");
+                site.sweep_failures.inc();
+                site.opened_stale.store(true, Ordering::Relaxed);
+            }
+        }
         Ok(site)
     }
 
@@ -249,7 +281,7 @@ impl Site {
     }
 
     /// Re-measures the pages `change` may have touched and stores their new validators.
-    pub async fn sweep(&self, change: Change) -> Result<(), StoreError> {
+    pub async fn sweep(&self, change: Change) -> Result<(), SweepError> {
         let _one_at_a_time = self.sweeping.lock().await;
         self.sweep_locked(change).await
     }
@@ -257,7 +289,7 @@ impl Site {
     /// Re-measures `stale` (ids in `range`) after a render met rows its validators do not
     /// describe, unless a sweep has re-measured it since: a burst of requests for a stale file
     /// costs one sweep, not one each.
-    pub async fn catch_up(&self, stale: &Page, range: IdRange) -> Result<(), StoreError> {
+    pub async fn catch_up(&self, stale: &Page, range: IdRange) -> Result<(), SweepError> {
         let _one_at_a_time = self.sweeping.lock().await;
         let still_stale = self
             .snapshot()
@@ -269,9 +301,9 @@ impl Site {
         self.sweep_locked(Change::Ids(range)).await
     }
 
-    async fn sweep_locked(&self, change: Change) -> Result<(), StoreError> {
+    async fn sweep_locked(&self, change: Change) -> Result<(), SweepError> {
         let mut change = change;
-        for _attempt in 0..3 {
+        for _attempt in 0..SWEEP_TRIES {
             let current = self.snapshot();
             let indexes = match change {
                 Change::Everything => (0..current.layout.0.len()).collect(),
@@ -328,8 +360,7 @@ impl Site {
                 }
             }
         }
-        tracing::warn!("sweep gave up after repeated concurrent changes; the next one retries");
-        Ok(())
+        Err(SweepError::Contended(SWEEP_TRIES))
     }
 
     /// Tells the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the
@@ -493,7 +524,9 @@ impl Site {
 
     /// Runs sweeps for as long as the process lives: on each change the database reports, and
     /// every `refresh` for sources that report nothing (views over CMS tables). Sources with our
-    /// triggers get a full sweep only hourly, as a safety net.
+    /// triggers get a full sweep only hourly, as a safety net. A sweep that fails (the database
+    /// away, a statement timed out) is owed: a full sweep follows after [`RETRY_FIRST`], then
+    /// after twice as long each time it fails again, at most `refresh` apart, until one succeeds.
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
         let notifying = self.store.notifies(&self.source).await;
         let period = if notifying {
@@ -508,13 +541,29 @@ impl Site {
         };
         let mut ticker = tokio::time::interval(period);
         ticker.tick().await;
+        let mut owed = self.opened_stale.load(Ordering::Relaxed);
+        let mut pause = RETRY_FIRST;
         loop {
             let change = tokio::select! {
                 Some(change) = changes.next() => change,
                 _ = ticker.tick() => Change::Everything,
+                _ = tokio::time::sleep(pause), if owed => Change::Everything,
             };
-            if let Err(e) = self.sweep(change).await {
-                tracing::warn!(error = %e, "sweep failed; serving the last known state");
+            // What a failed sweep should have covered is not known any more: all of it.
+            let change = if owed { Change::Everything } else { change };
+            match self.sweep(change).await {
+                Ok(()) => {
+                    owed = false;
+                    pause = RETRY_FIRST;
+                }
+                Err(e) => {
+                    self.sweep_failures.inc();
+                    if owed {
+                        pause = (pause * 2).min(refresh.max(RETRY_FIRST));
+                    }
+                    owed = true;
+                    tracing::warn!(error = %e, retry_in_secs = pause.as_secs(), "sweep failed; serving the last known state");
+                }
             }
         }
     }

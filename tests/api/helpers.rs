@@ -247,18 +247,25 @@ impl TestDb {
     /// Blocks every read of sitemap_entries until [`Held::release`]: a render started meanwhile
     /// waits for its rows. `None` on SQLite, whose readers never wait for a writer (WAL).
     pub async fn hold_entries(&self) -> Option<Held> {
+        self.hold_table("sitemap_entries").await
+    }
+
+    /// Blocks every read and write of `table` until [`Held::release`]; `None` on SQLite.
+    pub async fn hold_table(&self, table: &str) -> Option<Held> {
         match &self.pool {
             TestPool::Postgres(pool) => {
                 let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql("BEGIN; LOCK TABLE sitemap_entries IN ACCESS EXCLUSIVE MODE")
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
+                sqlx::raw_sql(&format!(
+                    "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
+                ))
+                .execute(&mut *conn)
+                .await
+                .unwrap();
                 Some(Held::Postgres(conn))
             }
             TestPool::MariaDb(pool) => {
                 let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql("LOCK TABLES sitemap_entries WRITE")
+                sqlx::raw_sql(&format!("LOCK TABLES {table} WRITE"))
                     .execute(&mut *conn)
                     .await
                     .unwrap();

@@ -287,6 +287,7 @@ crate::on_each_server!(
     multi_thread: while_the_database_is_down_cached_pages_still_serve_and_others_get_503,
     a_database_cut_mid_stream_never_looks_like_a_complete_file,
     a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_serving,
+    a_change_whose_sweep_fails_shows_once_the_database_answers_again,
 );
 
 /// Kills the service's connections that are running a statement (the render), as an operator
@@ -471,4 +472,55 @@ async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_servi
     assert_eq!(xml.windows(5).filter(|w| w == b"<url>").count(), 20_000);
     assert_eq!(within("readyz", app.get("/readyz")).await.status(), 200);
     assert_eq!(within("healthz", app.get("/healthz")).await.status(), 200);
+}
+
+async fn a_change_whose_sweep_fails_shows_once_the_database_answers_again(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert_rows(&[Row::new(1, "/before")]).await;
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("DATABASE_STATEMENT_TIMEOUT_SECS", "1"),
+            ("SITEMAP_PAGE_SIZE", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(app.index_pages().await, ["sitemap-1.xml.gz"]);
+
+    // The sweep the next change sets going reads the rows, then times out storing the new
+    // validators: the state table is locked.
+    let held = db
+        .hold_table("sitemapd_pages")
+        .await
+        .expect("a server database");
+    db.insert_rows(&[Row::new(2, "/during")]).await;
+    within("a failed sweep", async {
+        while app.metric("sitemapd_sweep_failures_total").await < 1.0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    held.release().await;
+
+    // No further change comes, and no page is asked for (a render that meets rows its
+    // validators do not describe would set a sweep going): the failed sweep runs again by itself
+    // and the index lists the new file.
+    let deadline = Instant::now() + RECOVER_WITHIN;
+    loop {
+        let pages = app.index_pages().await;
+        if pages.len() == 2 {
+            assert_eq!(pages, ["sitemap-1.xml.gz", "sitemap-2.xml.gz"]);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the change never showed after the database answered again: {pages:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        app.all_locs().await,
+        [format!("{BASE}before"), format!("{BASE}during")]
+    );
 }
