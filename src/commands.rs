@@ -10,7 +10,7 @@ use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config};
 use crate::import::{self, Input};
 use crate::render;
-use crate::site::{page_file_name, Site};
+use crate::site::{page_file_name, text_file_name, Site};
 use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
 
@@ -173,14 +173,24 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
         let range = snapshot.layout.range(i);
         let bytes = render_whole(site, page, range).await?;
         write(&dir.join(page_file_name(page.no)), &bytes)?;
+        let text = render_text(site, page, range).await?;
+        write(&dir.join(text_file_name(page.no)), &text)?;
         progress.tick(i as u64 + 1);
     }
     write(&dir.join("sitemap_index.xml"), &snapshot.index.body)?;
     let sitemap_xml = match snapshot.single_page() {
-        Some(only) => gunzip(&render_whole(site, &only.page, only.range).await?),
+        Some(only) => {
+            let text = render_text(site, &only.page, only.range).await?;
+            write(&dir.join("sitemap.txt"), &text)?;
+            gunzip(&render_whole(site, &only.page, only.range).await?)
+        }
         None => snapshot.index.body.to_vec(),
     };
     write(&dir.join("sitemap.xml"), &sitemap_xml)?;
+    if let Some(feeds) = &snapshot.feeds {
+        write(&dir.join(crate::feed::ATOM_FILE), &feeds.atom.body)?;
+        write(&dir.join(crate::feed::RSS_FILE), &feeds.rss.body)?;
+    }
     write(&robots_dir.join("robots.txt"), &snapshot.robots_body)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
     // beside them, so the static copy shows as the served one does.
@@ -191,17 +201,26 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
             crate::stylesheet::BODY.as_bytes(),
         )?;
     }
-    let xsl = if stylesheet { ", sitemap.xsl" } else { "" };
+    let mut written = vec!["sitemap_index.xml", "sitemap.xml"];
+    if snapshot.single_page().is_some() {
+        written.push("sitemap.txt");
+    }
+    if snapshot.feeds.is_some() {
+        written.extend([crate::feed::ATOM_FILE, crate::feed::RSS_FILE]);
+    }
+    if stylesheet {
+        written.push(crate::stylesheet::FILE_NAME);
+    }
+    let files = snapshot.layout.0.len();
+    let written = format!(
+        "{files} sitemap files (.xml.gz and .txt), {}",
+        written.join(", ")
+    );
     if robots_dir == dir {
-        println!(
-            "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{xsl} and robots.txt to {}",
-            snapshot.layout.0.len(),
-            dir.display()
-        );
+        println!("wrote {written} and robots.txt to {}", dir.display());
     } else {
         println!(
-            "wrote {} sitemap files, sitemap_index.xml, sitemap.xml{xsl} to {}, robots.txt to {}",
-            snapshot.layout.0.len(),
+            "wrote {written} to {}, robots.txt to {}",
             dir.display(),
             robots_dir.display()
         );
@@ -233,6 +252,21 @@ async fn render_whole(
     let mut out = Vec::new();
     render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
     Ok(out)
+}
+
+/// The text sitemap of `page`, as `/sitemap-K.txt` serves it.
+async fn render_text(
+    site: &Site,
+    page: &crate::pages::Page,
+    range: IdRange,
+) -> Result<Vec<u8>, StoreError> {
+    let (tx, rx) = futures::channel::mpsc::channel(4);
+    let (_, chunks) = tokio::join!(
+        render::page_text(site, page, range, tx),
+        rx.try_collect::<Vec<_>>()
+    );
+    let chunks = chunks.map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+    Ok(chunks.concat())
 }
 
 fn gunzip(gz: &[u8]) -> Vec<u8> {

@@ -666,6 +666,11 @@ pub fn page_file_name(no: i64) -> String {
     format!("sitemap-{no}.xml.gz")
 }
 
+/// The name of page `no`'s text sitemap.
+pub fn text_file_name(no: i64) -> String {
+    format!("sitemap-{no}.txt")
+}
+
 /// The sitemap index for a layout: every page at `files` (where the site's files are
 /// published), with the time its bytes last changed.
 pub fn index_document(style: &DocumentStyle, files: &BaseUrl, layout: &Layout) -> Bytes {

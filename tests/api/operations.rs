@@ -14,8 +14,16 @@ crate::on_each_database!(
 async fn db_with_pages(backend: Backend) -> TestDb {
     let db = TestDb::on(backend).await;
     db.migrate().await;
+    // Every tenth row dated, so the feeds list something.
     let rows: Vec<Row> = (1..=250)
-        .map(|i| Row::new(i, &format!("/p/{i}?a=1&b=é")))
+        .map(|i| {
+            let row = Row::new(i, &format!("/p/{i}?a=1&b=é"));
+            if i % 10 == 0 {
+                row.lastmod(&format!("2024-03-{:02} 10:00:00", i / 10))
+            } else {
+                row
+            }
+        })
         .collect();
     db.insert_rows(&rows).await;
     db
@@ -39,17 +47,46 @@ async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut names = vec!["sitemap_index.xml".to_string(), "sitemap.xml".to_string()];
-    names.extend(app.index_pages().await);
-    assert_eq!(names.len(), 5);
-    for name in names
-        .iter()
-        .chain(std::iter::once(&"robots.txt".to_string()))
-    {
-        let served = app.get(&format!("/{name}")).await.bytes().await.unwrap();
+    let mut names: Vec<String> = ["sitemap_index.xml", "sitemap.xml", "robots.txt"]
+        .map(String::from)
+        .into();
+    names.extend(["feed.atom", "feed.rss"].map(String::from));
+    let pages = app.index_pages().await;
+    assert_eq!(pages.len(), 3);
+    for page in &pages {
+        names.push(page.replace(".xml.gz", ".txt"));
+        names.push(page.clone());
+    }
+    for name in &names {
+        let served = app.get(&format!("/{name}")).await;
+        assert_eq!(served.status(), 200, "{name}");
+        let served = served.bytes().await.unwrap();
         let written = std::fs::read(dir.path().join(name)).unwrap();
         assert_eq!(served.to_vec(), written, "{name}");
     }
+    let text = std::fs::read_to_string(dir.path().join("sitemap-1.txt")).unwrap();
+    assert_eq!(text.lines().count(), 100);
+    let feed = std::fs::read_to_string(dir.path().join("feed.atom")).unwrap();
+    assert_eq!(feed.matches("<entry>").count(), 25, "{feed}");
+    // Only one file (another database: files keep their boundaries once stored): the text
+    // sitemap of all is written too.
+    let db = db_with_pages(backend).await;
+    let single = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+        .env_clear()
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("DATABASE_URL", &db.url)
+        .arg("export")
+        .arg(single.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let all = std::fs::read_to_string(single.path().join("sitemap.txt")).unwrap();
+    assert_eq!(all.lines().count(), 250);
+    assert_eq!(
+        all.lines().next(),
+        Some(&*format!("{BASE}p/1?a=1&b=%C3%A9"))
+    );
 }
 
 #[tokio::test]
