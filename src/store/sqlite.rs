@@ -11,7 +11,7 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
 };
-use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction};
+use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 
 use super::{
     entry_columns, keyed_alternate, keyed_image, poll_change_log, quote_identifier, Change,
@@ -31,8 +31,9 @@ pub struct SqliteStore {
     queries: std::sync::Arc<Queries>,
 }
 
-/// Statements that name the source, built once. SQLite keeps lastmod as text in several forms;
-/// `unixepoch(lastmod, 'subsec')` reads them all as one comparable number.
+/// Statements that name the source, built once. SQLite keeps lastmod as text in several forms, or
+/// as a number; `unixepoch(lastmod, 'auto', 'subsec')` reads them all as one comparable number,
+/// as [`parse_lastmod`] and [`lastmod_from_number`] do.
 struct Queries {
     select_range: String,
     select_chunk: String,
@@ -45,7 +46,7 @@ impl Queries {
         let source = quote_identifier(source);
         let columns = "SELECT id, loc, lastmod, changefreq, priority";
         let select = format!("{columns} FROM {source}");
-        let lastmod_us = "CAST(unixepoch(lastmod, 'subsec') * 1000000 AS INTEGER)";
+        let lastmod_us = "CAST(unixepoch(lastmod, 'auto', 'subsec') * 1000000 AS INTEGER)";
         Self {
             select_range: format!("{select} WHERE id BETWEEN ?1 AND ?2 ORDER BY id"),
             select_chunk: format!("{select} WHERE id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3"),
@@ -410,16 +411,53 @@ fn raw_entry(row: &SqliteRow) -> RawEntry {
     RawEntry {
         id: row.try_get("id").unwrap_or_default(),
         loc: row.try_get("loc").ok().flatten(),
-        lastmod: row
+        lastmod: read_lastmod(row),
+        changefreq: row.try_get("changefreq").ok().flatten(),
+        priority: read_priority(row),
+        ..RawEntry::default()
+    }
+}
+
+/// SQLite columns hold any type: lastmod as text ([`parse_lastmod`]) or as a number
+/// ([`lastmod_from_number`]).
+fn read_lastmod(row: &SqliteRow) -> Option<DateTime<Utc>> {
+    let stored_as = row
+        .try_get_raw("lastmod")
+        .ok()?
+        .type_info()
+        .name()
+        .to_string();
+    match stored_as.as_str() {
+        "INTEGER" | "REAL" => row
+            .try_get::<Option<f64>, _>("lastmod")
+            .ok()
+            .flatten()
+            .and_then(lastmod_from_number),
+        _ => row
             .try_get::<Option<String>, _>("lastmod")
             .ok()
             .flatten()
             .as_deref()
             .and_then(parse_lastmod),
-        changefreq: row.try_get("changefreq").ok().flatten(),
-        priority: read_priority(row),
-        ..RawEntry::default()
     }
+}
+
+/// A lastmod stored as a number, read as SQLite's `'auto'` modifier reads it: a Julian day
+/// number (what `julianday()` returns) up to 5,373,484.5, unix seconds (what PHP's `time()`
+/// returns) above.
+pub fn lastmod_from_number(n: f64) -> Option<DateTime<Utc>> {
+    const LAST_JULIAN_DAY: f64 = 5_373_484.5;
+    const UNIX_EPOCH_JULIAN_DAY: f64 = 2_440_587.5;
+    let unix = if (0.0..=LAST_JULIAN_DAY).contains(&n) {
+        (n - UNIX_EPOCH_JULIAN_DAY) * 86_400.0
+    } else {
+        n
+    };
+    let micros = (unix * 1e6).round();
+    if !micros.is_finite() || micros.abs() > i64::MAX as f64 {
+        return None;
+    }
+    DateTime::from_timestamp_micros(micros as i64)
 }
 
 /// SQLite columns hold any type; a priority stored as text still counts.
@@ -434,7 +472,8 @@ fn read_priority(row: &SqliteRow) -> Option<f64> {
     }
 }
 
-/// RFC 3339, or SQLite's own `YYYY-MM-DD HH:MM:SS` (UTC), or a bare date.
+/// RFC 3339, or SQLite's own `YYYY-MM-DD HH:MM:SS` (UTC), or a bare date, or a number
+/// ([`lastmod_from_number`]).
 pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
     let text = text.trim();
     if let Ok(at) = DateTime::parse_from_rfc3339(text) {
@@ -450,10 +489,18 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
             return Some(at.and_utc());
         }
     }
-    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+    if let Some(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|at| at.and_utc())
+    {
+        return Some(date.and_utc());
+    }
+    // A number kept as text (a TEXT column stores what it is given as text).
+    let plain_number = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    plain_number
+        .then(|| text.parse().ok())
+        .flatten()
+        .and_then(lastmod_from_number)
 }
 
 /// Ids of those `locs` that exist in the built-in table.
@@ -584,5 +631,30 @@ mod tests {
         );
         assert!(parse_lastmod("2024-05-01T12:00").is_some());
         assert_eq!(parse_lastmod("yesterday"), None);
+    }
+
+    #[test]
+    fn a_lastmod_stored_as_a_number_is_unix_seconds_or_a_julian_day_as_sqlite_reads_it() {
+        let at = |n| lastmod_from_number(n).map(crate::sitemap::entry::w3c_datetime);
+        assert_eq!(
+            at(1_714_564_800.0).as_deref(),
+            Some("2024-05-01T12:00:00+00:00")
+        );
+        assert_eq!(
+            at(2_460_432.0).as_deref(),
+            Some("2024-05-01T12:00:00+00:00")
+        );
+        assert_eq!(at(f64::NAN), None);
+        assert_eq!(at(1e300), None);
+        let text = |t| parse_lastmod(t).map(crate::sitemap::entry::w3c_datetime);
+        assert_eq!(
+            text("1714564800").as_deref(),
+            Some("2024-05-01T12:00:00+00:00")
+        );
+        assert_eq!(
+            text("2460432.0").as_deref(),
+            Some("2024-05-01T12:00:00+00:00")
+        );
+        assert_eq!(text("1.2.3"), None);
     }
 }

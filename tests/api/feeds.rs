@@ -173,6 +173,7 @@ async fn a_feed_size_of_zero_turns_the_feeds_off(backend: Backend) {
 
 #[tokio::test]
 async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work_there_too() {
+    // Text in several forms, unix seconds (PHP's time()) and a Julian day (SQLite's julianday()).
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("s.db").display());
     drop(spawn_app(&url, &[]).await);
@@ -182,7 +183,9 @@ async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work
            (1, '/a', '2024-05-01 12:00:00'),
            (2, '/b', '2024-05-01T13:30:00+02:00'),
            (3, '/c', '2024-05-01T11:45:00Z'),
-           (4, '/d', NULL);
+           (4, '/d', NULL),
+           (5, '/e', 1714568400),
+           (6, '/f', julianday('2024-05-01 11:50:00'));
          INSERT INTO sitemap_images (entry_id, loc) VALUES (3, 'https://cdn.example.net/c.jpg');",
     )
     .execute(&pool)
@@ -196,18 +199,28 @@ async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work
         .iter()
         .map(|e| e["link"].as_str().unwrap())
         .collect();
-    // 12:00Z, then 11:45Z, then 13:30+02:00 = 11:30Z.
+    // 13:00Z (unix seconds), 12:00Z, 11:50Z (Julian day), 11:45Z, then 13:30+02:00 = 11:30Z.
     assert_eq!(
         links,
         [
+            "https://www.example.com/e",
             "https://www.example.com/a",
+            "https://www.example.com/f",
             "https://www.example.com/c",
             "https://www.example.com/b"
         ]
     );
     let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
     assert_valid(&xml, Schema::Urlset);
-    assert!(String::from_utf8(xml)
-        .unwrap()
-        .contains("<image:loc>https://cdn.example.net/c.jpg</image:loc>"));
+    let xml = String::from_utf8(xml).unwrap();
+    assert!(xml.contains("<image:loc>https://cdn.example.net/c.jpg</image:loc>"));
+    for (loc, lastmod) in [
+        ("e", "2024-05-01T13:00:00+00:00"),
+        ("f", "2024-05-01T11:50:00+00:00"),
+    ] {
+        let url = format!("<loc>https://www.example.com/{loc}</loc>");
+        let after = &xml[xml.find(&url).expect("listed") + url.len()..];
+        let lastmod = format!("<lastmod>{lastmod}</lastmod>");
+        assert!(after.trim_start().starts_with(&lastmod), "{xml}");
+    }
 }
