@@ -53,6 +53,17 @@ fn parse_feed(body: &[u8]) -> Value {
     serde_json::from_str(&stdout).unwrap()
 }
 
+/// The links of the feed at `path`, in order, checked and parsed as [`parse_feed`] does.
+async fn feed_links(app: &TestApp, path: &str) -> Vec<String> {
+    let feed = parse_feed(&app.get(path).await.bytes().await.unwrap());
+    feed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["link"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// 150 entries modified one minute apart (id 1 oldest), a few without lastmod, one out of scope.
 async fn site_with_history(backend: Backend, feed_size: &str) -> (TestDb, TestApp) {
     let db = TestDb::on(backend).await;
@@ -151,13 +162,7 @@ async fn a_feed_is_full_even_when_the_newest_rows_are_skipped(backend: Backend) 
         .collect();
     db.insert_rows(&rows).await;
     let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", "10")]).await;
-    let feed = parse_feed(&app.get("/feed.rss").await.bytes().await.unwrap());
-    let links: Vec<&str> = feed["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["link"].as_str().unwrap())
-        .collect();
+    let links = feed_links(&app, "/feed.rss").await;
     let expected: Vec<String> = (11..=20)
         .rev()
         .map(|i| format!("https://www.example.com/good/{i}"))
@@ -192,13 +197,7 @@ async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work
     .await
     .unwrap();
     let app = spawn_app(&url, &[]).await;
-    let feed = parse_feed(&app.get("/feed.rss").await.bytes().await.unwrap());
-    let links: Vec<&str> = feed["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["link"].as_str().unwrap())
-        .collect();
+    let links = feed_links(&app, "/feed.rss").await;
     // 13:00Z (unix seconds), 12:00Z, 11:50Z (Julian day), 11:45Z, then 13:30+02:00 = 11:30Z.
     assert_eq!(
         links,
