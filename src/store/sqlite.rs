@@ -421,19 +421,9 @@ fn raw_entry(row: &SqliteRow) -> RawEntry {
 /// SQLite columns hold any type: lastmod as text ([`parse_lastmod`]) or as a number
 /// ([`lastmod_from_number`]).
 fn read_lastmod(row: &SqliteRow) -> Option<DateTime<Utc>> {
-    let stored_as = row
-        .try_get_raw("lastmod")
-        .ok()?
-        .type_info()
-        .name()
-        .to_string();
-    match stored_as.as_str() {
-        "INTEGER" | "REAL" => row
-            .try_get::<Option<f64>, _>("lastmod")
-            .ok()
-            .flatten()
-            .and_then(lastmod_from_number),
-        _ => row
+    match read_number(row, "lastmod") {
+        Some(n) => lastmod_from_number(n),
+        None => row
             .try_get::<Option<String>, _>("lastmod")
             .ok()
             .flatten()
@@ -442,34 +432,61 @@ fn read_lastmod(row: &SqliteRow) -> Option<DateTime<Utc>> {
     }
 }
 
-/// A lastmod stored as a number, read as SQLite's `'auto'` modifier reads it: a Julian day
-/// number (what `julianday()` returns) up to 5,373,484.5, unix seconds (what PHP's `time()`
-/// returns) above.
-pub fn lastmod_from_number(n: f64) -> Option<DateTime<Utc>> {
-    const LAST_JULIAN_DAY: f64 = 5_373_484.5;
-    const UNIX_EPOCH_JULIAN_DAY: f64 = 2_440_587.5;
-    let unix = if (0.0..=LAST_JULIAN_DAY).contains(&n) {
-        (n - UNIX_EPOCH_JULIAN_DAY) * 86_400.0
-    } else {
-        n
-    };
-    let micros = (unix * 1e6).round();
-    if !micros.is_finite() || micros.abs() > i64::MAX as f64 {
+/// The value of `column` when it is stored as a number (INTEGER or REAL); `None` otherwise.
+fn read_number(row: &SqliteRow, column: &str) -> Option<f64> {
+    let raw = row.try_get_raw(column).ok()?;
+    if raw.is_null() {
         return None;
     }
-    DateTime::from_timestamp_micros(micros as i64)
+    match raw.type_info().name() {
+        // sqlx decodes an INTEGER only as an integer, a REAL only as a float.
+        "INTEGER" => row.try_get::<i64, _>(column).ok().map(|n| n as f64),
+        "REAL" => row.try_get::<f64, _>(column).ok(),
+        _ => None,
+    }
 }
 
-/// SQLite columns hold any type; a priority stored as text still counts.
+/// A lastmod kept as a number, read exactly as SQLite's `unixepoch(x, 'auto', 'subsec')` reads
+/// it (to the millisecond, with its rounding): a Julian day number (what `julianday()` returns)
+/// below 5,373,484.5, unix seconds (what PHP's `time()` returns) otherwise; `None` outside the
+/// years SQLite's date functions cover (-4713 to 9999).
+pub fn lastmod_from_number(n: f64) -> Option<DateTime<Utc>> {
+    const FIRST_NON_JULIAN: f64 = 5_373_484.5;
+    /// Milliseconds from Julian day 0 to the unix epoch.
+    const UNIX_EPOCH_JD_MS: f64 = 210_866_760_000_000.0;
+    const LAST_JD_MS: f64 = 464_269_060_799_999.0;
+    let jd_ms = if (0.0..FIRST_NON_JULIAN).contains(&n) {
+        (n * 86_400_000.0 + 0.5).floor()
+    } else {
+        (n * 1000.0 + UNIX_EPOCH_JD_MS + 0.5).floor()
+    };
+    if !(0.0..=LAST_JD_MS).contains(&jd_ms) {
+        return None;
+    }
+    DateTime::from_timestamp_millis((jd_ms - UNIX_EPOCH_JD_MS) as i64)
+}
+
+/// SQLite columns hold any type; a priority stored as an integer or as text still counts.
 fn read_priority(row: &SqliteRow) -> Option<f64> {
-    match row.try_get::<Option<f64>, _>("priority") {
-        Ok(value) => value,
-        Err(_) => row
-            .try_get::<Option<String>, _>("priority")
+    read_number(row, "priority").or_else(|| {
+        row.try_get::<Option<String>, _>("priority")
             .ok()
             .flatten()
-            .and_then(|s| s.trim().parse().ok()),
-    }
+            .and_then(|s| s.trim().parse().ok())
+    })
+}
+
+/// A number kept as text (a TEXT column stores what it is given as text): digits with an
+/// optional fraction. Eight digits before the point look like a compact date (`20240501`),
+/// which SQLite would read as seconds of 1970: that is refused rather than published.
+fn number_in_text(text: &str) -> Option<f64> {
+    let whole = text.split('.').next().unwrap_or_default();
+    let plain = !whole.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && text.matches('.').count() <= 1;
+    (plain && whole.len() != 8)
+        .then(|| text.parse().ok())
+        .flatten()
 }
 
 /// RFC 3339, or SQLite's own `YYYY-MM-DD HH:MM:SS` (UTC), or a bare date, or a number
@@ -495,12 +512,7 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
     {
         return Some(date.and_utc());
     }
-    // A number kept as text (a TEXT column stores what it is given as text).
-    let plain_number = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    plain_number
-        .then(|| text.parse().ok())
-        .flatten()
-        .and_then(lastmod_from_number)
+    number_in_text(text).and_then(lastmod_from_number)
 }
 
 /// Ids of those `locs` that exist in the built-in table.
@@ -656,5 +668,21 @@ mod tests {
             Some("2024-05-01T12:00:00+00:00")
         );
         assert_eq!(text("1.2.3"), None);
+        assert_eq!(
+            text("20240501"),
+            None,
+            "a compact date, not seconds of 1970"
+        );
+        // SQLite rounds to the millisecond: a minute stored as a Julian day stays that minute.
+        let minute = 2_460_431.5 + 1.0 / 1440.0; // 2024-05-01 00:01:00
+        assert_eq!(at(minute).as_deref(), Some("2024-05-01T00:01:00+00:00"));
+        assert_eq!(
+            text(&minute.to_string()).as_deref(),
+            Some("2024-05-01T00:01:00+00:00")
+        );
+        assert_eq!(
+            at(5_373_484.5).as_deref(),
+            Some("1970-03-04T04:38:04+00:00")
+        );
     }
 }

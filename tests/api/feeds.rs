@@ -177,6 +177,57 @@ async fn a_feed_size_of_zero_turns_the_feeds_off(backend: Backend) {
 }
 
 #[tokio::test]
+async fn sqlite_lastmods_and_priorities_stored_as_numbers_are_read_as_sqlite_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("s.db").display());
+    drop(spawn_app(&url, &[]).await);
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    // A CMS table whose columns keep numbers as numbers: PHP's time() is an INTEGER,
+    // julianday() a REAL, an integer priority an INTEGER.
+    sqlx::raw_sql(
+        "CREATE TABLE cms_pages (id INTEGER PRIMARY KEY, loc TEXT, lastmod, changefreq TEXT, priority);
+         INSERT INTO cms_pages VALUES
+           (1, '/unix', 1714568400, NULL, 1),
+           (2, '/julian', julianday('2024-05-01 00:01:00'), NULL, 0.5),
+           (3, '/compact', '20240501', NULL, NULL);",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let app = spawn_app(&url, &[("SITEMAP_SOURCE", "cms_pages")]).await;
+    assert_eq!(
+        feed_links(&app, "/feed.atom").await,
+        [
+            "https://www.example.com/unix",
+            "https://www.example.com/julian"
+        ]
+    );
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert_valid(&xml, Schema::Urlset);
+    let entries: Vec<_> = url_fields(&xml)
+        .into_iter()
+        .map(|f| {
+            let field = |name: &str| f.get(name).cloned();
+            (field("loc").unwrap(), field("lastmod"), field("priority"))
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("unix", Some("2024-05-01T13:00:00+00:00"), Some("1.0")),
+            ("julian", Some("2024-05-01T00:01:00+00:00"), Some("0.5")),
+            // Eight digits look like a compact date: no lastmod rather than one in 1970.
+            ("compact", None, None),
+        ]
+        .map(|(loc, lastmod, priority)| (
+            format!("https://www.example.com/{loc}"),
+            lastmod.map(String::from),
+            priority.map(String::from)
+        ))
+    );
+}
+
+#[tokio::test]
 async fn sqlite_feeds_order_lastmod_text_in_any_form_by_time_and_extensions_work_there_too() {
     // Text in several forms, unix seconds (PHP's time()) and a Julian day (SQLite's julianday()).
     let dir = tempfile::tempdir().unwrap();

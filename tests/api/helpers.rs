@@ -654,6 +654,38 @@ pub fn locs(xml: &[u8]) -> Vec<String> {
     out
 }
 
+/// The text of each `<url>`'s child elements (`loc`, `lastmod`, `priority`, …) by local name, in
+/// document order.
+pub fn url_fields(xml: &[u8]) -> Vec<std::collections::BTreeMap<String, String>> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let (mut out, mut buf) = (Vec::new(), Vec::new());
+    let mut path: Vec<String> = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf).expect("well-formed XML") {
+            Event::Start(e) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                if name == "url" {
+                    out.push(std::collections::BTreeMap::new());
+                }
+                path.push(name);
+            }
+            Event::End(_) => {
+                path.pop();
+            }
+            Event::Text(t) if path.len() >= 2 && path[path.len() - 2] == "url" => {
+                let value = t.unescape().expect("valid entities").into_owned();
+                let field = path.last().unwrap().clone();
+                out.last_mut().unwrap().insert(field, value);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    out
+}
+
 pub enum Schema {
     Urlset,
     Index,

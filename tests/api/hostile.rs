@@ -325,7 +325,8 @@ enum TextForm {
     /// The same with microseconds: `2024-05-01 12:00:00.123456`.
     SqliteMicros,
     /// Unix seconds, as PHP's `time()` gives them: `1714564800`. Numbers up to 5,373,484 are
-    /// Julian days to SQLite, so instants before 1970-03-04 are written as RFC 3339 instead.
+    /// Julian days to SQLite, and eight digits look like a compact date (refused), so instants
+    /// before 1973-03-03 (100,000,000 s) are written as RFC 3339 instead.
     UnixSeconds,
 }
 
@@ -349,7 +350,7 @@ impl TextForm {
                 at.with_nanosecond(0).unwrap(),
             ),
             Self::SqliteMicros => (at.format("%Y-%m-%d %H:%M:%S%.6f"), at.year(), at),
-            Self::UnixSeconds if at.timestamp() > 5_373_484 => {
+            Self::UnixSeconds if at.timestamp() >= 100_000_000 => {
                 let meant = at.with_nanosecond(0).unwrap();
                 let year = at.year();
                 return (
