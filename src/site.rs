@@ -17,6 +17,7 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Mutex;
+use tokio::time::Instant;
 
 use crate::config::{BaseUrl, Config};
 use crate::feed::{FeedEntry, FeedSite, ATOM_FILE, RSS_FILE};
@@ -526,7 +527,8 @@ impl Site {
     /// every `refresh` for sources that report nothing (views over CMS tables). Sources with our
     /// triggers get a full sweep only hourly, as a safety net. A sweep that fails (the database
     /// away, a statement timed out) is owed: a full sweep follows after [`RETRY_FIRST`], then
-    /// after twice as long each time it fails again, at most `refresh` apart, until one succeeds.
+    /// after twice as long each time it fails again, at most `refresh` apart, until one succeeds;
+    /// changes reported meanwhile wait for it (it covers them).
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
         let notifying = self.store.notifies(&self.source).await;
         let period = if notifying {
@@ -540,31 +542,55 @@ impl Site {
             None => self.store.changes(&self.source).await,
         };
         let mut ticker = tokio::time::interval(period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
-        let mut owed = self.opened_stale.load(Ordering::Relaxed);
-        let mut pause = RETRY_FIRST;
+        let mut owed = self
+            .opened_stale
+            .load(Ordering::Relaxed)
+            .then(|| Owed::after(None, refresh));
         loop {
+            let retry_at = owed.map(|o| o.at);
             let change = tokio::select! {
                 Some(change) = changes.next() => change,
                 _ = ticker.tick() => Change::Everything,
-                _ = tokio::time::sleep(pause), if owed => Change::Everything,
+                _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Change::Everything,
             };
-            // What a failed sweep should have covered is not known any more: all of it.
-            let change = if owed { Change::Everything } else { change };
+            let change = match owed {
+                // The owed full sweep covers this change; it runs at its time, not sooner, so a
+                // database that times out is not handed one full sweep per change.
+                Some(o) if Instant::now() < o.at => continue,
+                // What the failed sweep should have covered is not known any more: all of it.
+                Some(_) => Change::Everything,
+                None => change,
+            };
             match self.sweep(change).await {
-                Ok(()) => {
-                    owed = false;
-                    pause = RETRY_FIRST;
-                }
+                Ok(()) => owed = None,
                 Err(e) => {
                     self.sweep_failures.inc();
-                    if owed {
-                        pause = (pause * 2).min(refresh.max(RETRY_FIRST));
-                    }
-                    owed = true;
-                    tracing::warn!(error = %e, retry_in_secs = pause.as_secs(), "sweep failed; serving the last known state");
+                    let next = Owed::after(owed, refresh);
+                    owed = Some(next);
+                    tracing::warn!(error = %e, retry_in_secs = next.pause.as_secs(), "sweep failed; serving the last known state");
                 }
             }
+        }
+    }
+}
+
+/// A full sweep owed after a failure: when it runs, and the pause that led there.
+#[derive(Debug, Clone, Copy)]
+struct Owed {
+    at: Instant,
+    pause: Duration,
+}
+
+impl Owed {
+    /// After `previous` failed again: twice its pause, at most `longest`; [`RETRY_FIRST`] after
+    /// a first failure.
+    fn after(previous: Option<Owed>, longest: Duration) -> Self {
+        let pause = previous.map_or(RETRY_FIRST, |o| (o.pause * 2).min(longest.max(RETRY_FIRST)));
+        Owed {
+            at: Instant::now() + pause,
+            pause,
         }
     }
 }
@@ -709,5 +735,19 @@ mod tests {
         assert_eq!(settle_time(Some(("other", 60)), fp, 60), 61);
         assert_eq!(settle_time(Some(("other", 10)), fp, 60), 60);
         assert_eq!(settle_time(None, fp, 60), 60);
+    }
+
+    #[test]
+    fn an_owed_sweep_waits_twice_as_long_after_each_failure_up_to_the_refresh() {
+        let refresh = Duration::from_secs(5);
+        let mut owed = None;
+        let mut pauses = Vec::new();
+        for _ in 0..5 {
+            let next = Owed::after(owed, refresh);
+            assert!(next.at > Instant::now());
+            pauses.push(next.pause.as_secs());
+            owed = Some(next);
+        }
+        assert_eq!(pauses, [1, 2, 4, 5, 5]);
     }
 }
