@@ -25,6 +25,8 @@ pub enum StartError {
     Robots(#[from] RobotsError),
     #[error("{0}")]
     Store(#[from] StoreError),
+    #[error("{0}")]
+    Sweep(#[from] crate::site::SweepError),
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
     #[error("cannot listen on {addr}: {reason}")]

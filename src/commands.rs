@@ -165,6 +165,7 @@ fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
 }
 
 async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
+    site.finish_opening().await?;
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
     let snapshot = site.snapshot();

@@ -281,6 +281,16 @@ impl Site {
         Ok(())
     }
 
+    /// For a one-shot command (`export`): runs the full sweep the opening deferred when other
+    /// replicas kept moving the boundaries, so what is written is current; fails if it cannot.
+    pub async fn finish_opening(&self) -> Result<(), SweepError> {
+        if self.opened_stale.load(Ordering::Relaxed) {
+            self.sweep(Change::Everything).await?;
+            self.opened_stale.store(false, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Re-measures the pages `change` may have touched and stores their new validators.
     pub async fn sweep(&self, change: Change) -> Result<(), SweepError> {
         let _one_at_a_time = self.sweeping.lock().await;
