@@ -155,7 +155,9 @@ const SUBMIT_BATCH: i64 = 10_000;
 /// Most batches one sweep submits; the rest wait for the next sweep.
 const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
 /// Most reads for the feeds' rows per sweep: 2N + 50 rows, then four times as many each round
-/// (N = 100: at most 16,000 rows, read along the `lastmod` index).
+/// (N = 100: at most 16,000 rows). PostgreSQL and MySQL read them along the `lastmod` index;
+/// SQLite, whose lastmod may be text in any form, sorts (an index on its time expression would
+/// make an INSERT of the text `now` fail).
 const FEED_READ_ROUNDS: usize = 4;
 /// Tries of one sweep when other replicas keep moving the file boundaries under it.
 const SWEEP_TRIES: usize = 3;
