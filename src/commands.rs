@@ -170,24 +170,24 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
     let snapshot = site.snapshot();
     let mut progress = Progress::new("pages written");
+    let single = snapshot.layout.0.len() == 1;
     for (i, page) in snapshot.layout.0.iter().enumerate() {
         let range = snapshot.layout.range(i);
-        let bytes = render_whole(site, page, range).await?;
-        write(&dir.join(page_file_name(page.no)), &bytes)?;
+        let gz = render_whole(site, page, range).await?;
+        write(&dir.join(page_file_name(page.no)), &gz)?;
         let text = render_text(site, page, range).await?;
         write(&dir.join(text_file_name(page.no)), &text)?;
+        if single {
+            // One file holds all: sitemap.xml and sitemap.txt are that file.
+            write(&dir.join("sitemap.xml"), &gunzip(&gz))?;
+            write(&dir.join("sitemap.txt"), &text)?;
+        }
         progress.tick(i as u64 + 1);
     }
     write(&dir.join("sitemap_index.xml"), &snapshot.index.body)?;
-    let sitemap_xml = match snapshot.single_page() {
-        Some(only) => {
-            let text = render_text(site, &only.page, only.range).await?;
-            write(&dir.join("sitemap.txt"), &text)?;
-            gunzip(&render_whole(site, &only.page, only.range).await?)
-        }
-        None => snapshot.index.body.to_vec(),
-    };
-    write(&dir.join("sitemap.xml"), &sitemap_xml)?;
+    if !single {
+        write(&dir.join("sitemap.xml"), &snapshot.index.body)?;
+    }
     if let Some(feeds) = &snapshot.feeds {
         write(&dir.join(crate::feed::ATOM_FILE), &feeds.atom.body)?;
         write(&dir.join(crate::feed::RSS_FILE), &feeds.rss.body)?;
@@ -203,7 +203,7 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
         )?;
     }
     let mut written = vec!["sitemap_index.xml", "sitemap.xml"];
-    if snapshot.single_page().is_some() {
+    if single {
         written.push("sitemap.txt");
     }
     if snapshot.feeds.is_some() {
