@@ -29,15 +29,12 @@ async fn db_with_pages(backend: Backend) -> TestDb {
     db
 }
 
-async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
-    let db = db_with_pages(backend).await;
-    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
+/// Runs `sitemapd export` into a new directory with only these variables set; it must succeed.
+fn export(vars: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
         .env_clear()
-        .env("SITEMAP_BASE_URL", BASE)
-        .env("DATABASE_URL", &db.url)
-        .env("SITEMAP_PAGE_SIZE", "100")
+        .envs(vars.iter().copied())
         .arg("export")
         .arg(dir.path())
         .output()
@@ -47,6 +44,17 @@ async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    dir
+}
+
+async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
+    let db = db_with_pages(backend).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
+    let dir = export(&[
+        ("SITEMAP_BASE_URL", BASE),
+        ("DATABASE_URL", &db.url),
+        ("SITEMAP_PAGE_SIZE", "100"),
+    ]);
     let mut names: Vec<String> = ["sitemap_index.xml", "sitemap.xml", "robots.txt"]
         .map(String::from)
         .into();
@@ -71,16 +79,7 @@ async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
     // Only one file (another database: files keep their boundaries once stored): the text
     // sitemap of all is written too.
     let db = db_with_pages(backend).await;
-    let single = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
-        .env("SITEMAP_BASE_URL", BASE)
-        .env("DATABASE_URL", &db.url)
-        .arg("export")
-        .arg(single.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let single = export(&[("SITEMAP_BASE_URL", BASE), ("DATABASE_URL", &db.url)]);
     let all = std::fs::read_to_string(single.path().join("sitemap.txt")).unwrap();
     assert_eq!(all.lines().count(), 250);
     assert_eq!(
@@ -95,22 +94,12 @@ async fn export_writes_the_stylesheet_when_the_files_name_it() {
     let vars = [("SITEMAP_PAGE_SIZE", "100"), ("SITEMAP_STYLESHEET", "true")];
     let app = spawn_app(&db.url, &vars).await;
     let export = |vars: &[(&str, &str)]| {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-            .env_clear()
-            .env("SITEMAP_BASE_URL", BASE)
-            .env("DATABASE_URL", &db.url)
-            .envs(vars.iter().copied())
-            .arg("export")
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
+        let mut all = vec![
+            ("SITEMAP_BASE_URL", BASE),
+            ("DATABASE_URL", db.url.as_str()),
+        ];
+        all.extend_from_slice(vars);
+        export(&all)
     };
 
     let dir = export(&vars);
