@@ -584,6 +584,28 @@ pub(crate) struct LogReading {
     pub top: Option<i64>,
 }
 
+impl LogReading {
+    /// A change-log query's row: columns `first`, `last`, `lo`, `hi` and `top` (NULL where the
+    /// backend does not watch the highest id), the same on every backend.
+    fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+    where
+        R: sqlx::Row,
+        &'static str: sqlx::ColumnIndex<R>,
+        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
+            (Some(first), Some(last)) => Some(IdRange { first, last }),
+            _ => None,
+        };
+        Ok(Self {
+            first: row.try_get("first")?,
+            last: row.try_get("last")?,
+            touched,
+            top: row.try_get("top")?,
+        })
+    }
+}
+
 /// Where a consumer of a change log stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LogCursor {
@@ -613,40 +635,41 @@ impl LogCursor {
     }
 }
 
-/// Reads a change log every [`CHANGE_POLL`] from `start` on, yielding each change and trimming
-/// the log behind it. `read(version)` reads what was logged after `version`; `trim(version)`
-/// deletes what is older than the versions kept. Read errors are retried at the next poll.
-pub(crate) fn poll_change_log<R, T>(
+/// A change log as one consumer reads it (MySQL, SQLite): one source's log in one database.
+pub(crate) trait ChangeLog: Send + Sync + 'static {
+    /// What was logged after `version`.
+    fn read(
+        &self,
+        after: i64,
+    ) -> impl std::future::Future<Output = Result<LogReading, StoreError>> + Send;
+    /// Deletes what was logged up to `through`; a failure waits for the next trim.
+    fn trim(&self, through: i64) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// Reads `log` every [`CHANGE_POLL`] from `start` on, yielding each change and trimming the log
+/// behind it (to [`CHANGE_LOG_RETAINED`] versions). Read errors are retried at the next poll.
+pub(crate) fn poll_change_log<L: ChangeLog>(
     start: LogCursor,
-    read: R,
-    trim: T,
-) -> BoxStream<'static, Change>
-where
-    R: Fn(i64) -> futures::future::BoxFuture<'static, Result<LogReading, StoreError>>
-        + Send
-        + Sync
-        + 'static,
-    T: Fn(i64) -> futures::future::BoxFuture<'static, ()> + Send + Sync + 'static,
-{
-    let read = std::sync::Arc::new(read);
-    let trim = std::sync::Arc::new(trim);
+    log: L,
+) -> BoxStream<'static, Change> {
+    let log = std::sync::Arc::new(log);
     // What was logged before we started (a bulk load, say) is trimmed at the first poll.
     let first_trim = start.version - CHANGE_LOG_RETAINED;
     stream::unfold(
         (start, Some(first_trim)),
         move |(mut cursor, pending_trim)| {
-            let (read, trim) = (read.clone(), trim.clone());
+            let log = log.clone();
             async move {
                 if let Some(through) = pending_trim {
-                    trim(through).await;
+                    log.trim(through).await;
                 }
                 loop {
                     tokio::time::sleep(CHANGE_POLL).await;
-                    let Ok(reading) = read(cursor.version).await else {
+                    let Ok(reading) = log.read(cursor.version).await else {
                         continue;
                     };
                     if let Some(change) = cursor.advance(reading) {
-                        trim(cursor.version - CHANGE_LOG_RETAINED).await;
+                        log.trim(cursor.version - CHANGE_LOG_RETAINED).await;
                         return Some((change, (cursor, None)));
                     }
                 }

@@ -17,9 +17,9 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlRow};
 use sqlx::{ConnectOptions, Executor, MySql, QueryBuilder, Row, Transaction};
 
 use super::{
-    entry_columns, keyed_alternate, keyed_image, poll_change_log, Change, FileRecord, IdRange,
-    ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor, LogReading, Modified, PageRecord,
-    SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
+    entry_columns, keyed_alternate, keyed_image, poll_change_log, Change, ChangeLog, FileRecord,
+    IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor, LogReading, Modified,
+    PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
     IMPORT_ROWS_PER_STATEMENT,
 };
 use crate::config::Config;
@@ -461,56 +461,42 @@ impl MySqlStore {
             version: start.try_get("version").unwrap_or_default(),
             top: start.try_get("top").ok().flatten(),
         };
-        let (read_pool, read_source) = (pool.clone(), source.clone());
-        let read = move |after: i64| {
-            let (pool, source) = (read_pool.clone(), read_source.clone());
-            Box::pin(async move { read_change_log(&pool, &source, after).await })
-                as futures::future::BoxFuture<'static, _>
-        };
-        let trim = move |through: i64| {
-            let (pool, source) = (pool.clone(), source.clone());
-            Box::pin(async move {
-                // A bounded delete: a bulk load's log goes over several polls.
-                let _ = sqlx::query(
-                    "DELETE FROM sitemapd_change_log WHERE source = ? AND version <= ? LIMIT 50000",
-                )
-                .bind(&source)
-                .bind(through)
-                .execute(&pool)
-                .await;
-            }) as futures::future::BoxFuture<'static, ()>
-        };
-        poll_change_log(start, read, trim)
+        poll_change_log(start, MySqlChangeLog { pool, source })
     }
 }
 
-/// What `source`'s change log holds after version `after`, and the table's highest id (TRUNCATE
-/// fires no trigger in MySQL; the id falling tells of it).
-async fn read_change_log(
-    pool: &MySqlPool,
-    source: &str,
-    after: i64,
-) -> Result<LogReading, StoreError> {
-    // The change log exists only for our own table, so the source is `sitemap_entries`.
-    let row = sqlx::query(
-        "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
-                (SELECT MAX(id) FROM sitemap_entries) AS top \
-         FROM sitemapd_change_log WHERE source = ? AND version > ?",
-    )
-    .bind(source)
-    .bind(after)
-    .fetch_one(pool)
-    .await?;
-    let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
-        (Some(first), Some(last)) => Some(IdRange { first, last }),
-        _ => None,
-    };
-    Ok(LogReading {
-        first: row.try_get("first")?,
-        last: row.try_get("last")?,
-        touched,
-        top: row.try_get("top")?,
-    })
+/// One source's change log in a MySQL database.
+struct MySqlChangeLog {
+    pool: MySqlPool,
+    source: String,
+}
+
+impl ChangeLog for MySqlChangeLog {
+    /// Also reads the table's highest id: TRUNCATE fires no trigger in MySQL; the id falling
+    /// tells of it. (The change log exists only for our own table, `sitemap_entries`.)
+    async fn read(&self, after: i64) -> Result<LogReading, StoreError> {
+        let row = sqlx::query(
+            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
+                    (SELECT MAX(id) FROM sitemap_entries) AS top \
+             FROM sitemapd_change_log WHERE source = ? AND version > ?",
+        )
+        .bind(&self.source)
+        .bind(after)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(LogReading::from_row(&row)?)
+    }
+
+    /// A bounded delete: a bulk load's log goes over several polls.
+    async fn trim(&self, through: i64) {
+        let _ = sqlx::query(
+            "DELETE FROM sitemapd_change_log WHERE source = ? AND version <= ? LIMIT 50000",
+        )
+        .bind(&self.source)
+        .bind(through)
+        .execute(&self.pool)
+        .await;
+    }
 }
 
 /// Bounds every statement the service runs: MariaDB calls it `max_statement_time` (seconds),

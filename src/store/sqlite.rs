@@ -15,9 +15,9 @@ use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction, TypeInfo, Val
 
 use super::{
     entry_columns, keyed_alternate, keyed_image, poll_change_log, quote_identifier, Change,
-    FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor, LogReading,
-    Modified, PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE, IMAGES_TABLE,
-    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
+    ChangeLog, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor,
+    LogReading, Modified, PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE,
+    IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
 };
 use crate::config::Config;
 use crate::sitemap::entry::{w3c_datetime, RawAlternate, RawImage};
@@ -349,52 +349,40 @@ impl SqliteStore {
         let Ok(Some(version)) = start else {
             return stream::pending().boxed();
         };
-        let (read_pool, read_source) = (pool.clone(), source.clone());
-        let read = move |after: i64| {
-            let (pool, source) = (read_pool.clone(), read_source.clone());
-            Box::pin(async move { read_change_log(&pool, &source, after).await })
-                as futures::future::BoxFuture<'static, _>
-        };
-        let trim = move |through: i64| {
-            let (pool, source) = (pool.clone(), source.clone());
-            Box::pin(async move {
-                let _ = sqlx::query(
-                    "DELETE FROM sitemapd_change_log WHERE source = ?1 AND version <= ?2",
-                )
-                .bind(&source)
-                .bind(through)
-                .execute(&pool)
-                .await;
-            }) as futures::future::BoxFuture<'static, ()>
-        };
-        poll_change_log(LogCursor { version, top: None }, read, trim)
+        poll_change_log(
+            LogCursor { version, top: None },
+            SqliteChangeLog { pool, source },
+        )
     }
 }
 
-/// What `source`'s change log holds after version `after`.
-async fn read_change_log(
-    pool: &SqlitePool,
-    source: &str,
-    after: i64,
-) -> Result<LogReading, StoreError> {
-    let row = sqlx::query(
-        "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi \
-         FROM sitemapd_change_log WHERE source = ?1 AND version > ?2",
-    )
-    .bind(source)
-    .bind(after)
-    .fetch_one(pool)
-    .await?;
-    let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
-        (Some(first), Some(last)) => Some(IdRange { first, last }),
-        _ => None,
-    };
-    Ok(LogReading {
-        first: row.try_get("first")?,
-        last: row.try_get("last")?,
-        touched,
-        top: None,
-    })
+/// One source's change log in an SQLite database.
+struct SqliteChangeLog {
+    pool: SqlitePool,
+    source: String,
+}
+
+impl ChangeLog for SqliteChangeLog {
+    async fn read(&self, after: i64) -> Result<LogReading, StoreError> {
+        let row = sqlx::query(
+            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
+                    NULL AS top \
+             FROM sitemapd_change_log WHERE source = ?1 AND version > ?2",
+        )
+        .bind(&self.source)
+        .bind(after)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(LogReading::from_row(&row)?)
+    }
+
+    async fn trim(&self, through: i64) {
+        let _ = sqlx::query("DELETE FROM sitemapd_change_log WHERE source = ?1 AND version <= ?2")
+            .bind(&self.source)
+            .bind(through)
+            .execute(&self.pool)
+            .await;
+    }
 }
 
 /// A transaction that reads and then writes, holding the write lock from its start.
