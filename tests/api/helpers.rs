@@ -623,6 +623,24 @@ impl TestApp {
     }
 }
 
+/// Runs `sitemapd export` into a new directory with only these variables set; it must succeed.
+pub fn export(vars: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+        .env_clear()
+        .envs(vars.iter().copied())
+        .arg("export")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
 pub fn gunzip(gz: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(gz)

@@ -272,20 +272,11 @@ async fn export_puts_each_file_where_its_url_says() {
     .await;
     let app = &sites.app;
     let sites_file = sites._dir.path().join("sites.toml");
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
-        .env("SITEMAP_SITES_FILE", &sites_file)
-        .env("DATABASE_URL", &sites._db.url)
-        .arg("export")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let sites_file = sites_file.to_str().unwrap();
+    let dir = export(&[
+        ("SITEMAP_SITES_FILE", sites_file),
+        ("DATABASE_URL", &sites._db.url),
+    ]);
     for (host, path, file) in [
         (
             "a.example.com",

@@ -29,24 +29,6 @@ async fn db_with_pages(backend: Backend) -> TestDb {
     db
 }
 
-/// Runs `sitemapd export` into a new directory with only these variables set; it must succeed.
-fn export(vars: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
-        .envs(vars.iter().copied())
-        .arg("export")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
 async fn export_writes_the_bytes_the_server_serves(backend: Backend) {
     let db = db_with_pages(backend).await;
     let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "100")]).await;
