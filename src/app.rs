@@ -1,37 +1,57 @@
-//! Wiring: from a [`Config`] to a running service (store, robots.txt, site, HTTP app).
+//! Wiring: from a [`Config`] to a running [`Service`]: the store, each site with its sweeper
+//! (the write side), the reader (the read side) and the HTTP app in front. `sitemapd serve`
+//! and the tests start it the same way: [`Service::start`], then [`Service::serve`].
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::HeaderValue;
+use bytes::Bytes;
+use chrono::Utc;
+use tokio::net::TcpListener;
 
-use crate::cache::PageCache;
+use crate::answer::Reader;
 use crate::config::Config;
-use crate::http::App;
+use crate::http::{self, App};
 use crate::metrics::Metrics;
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
-use crate::site::Site;
-use crate::sitemap::EntryRules;
+use crate::site::{Site, SiteSettings};
+use crate::sitemap::{DocumentStyle, EntryRules};
 use crate::store::{Store, StoreError};
+use crate::sweep::{SweepError, Sweeper};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("ROBOTS_TEMPLATE={path:?}: cannot read it ({reason})")]
-    TemplateUnreadable { path: String, reason: String },
-    #[error("{0}")]
+    #[error("ROBOTS_TEMPLATE={path:?}: cannot read it")]
+    TemplateUnreadable {
+        path: String,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error(transparent)]
     Robots(#[from] RobotsError),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Sweep(#[from] crate::site::SweepError),
-    #[error("{path}: {reason}")]
-    Io { path: String, reason: String },
-    #[error("cannot listen on {addr}: {reason}")]
-    Bind { addr: String, reason: String },
-    #[error("{0}")]
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    #[error("{path}")]
+    Io {
+        path: String,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error("cannot listen on {addr}")]
+    Bind {
+        addr: String,
+        #[source]
+        cause: std::io::Error,
+    },
+    #[error(transparent)]
     Notify(crate::notify::NotifyError),
 }
 
@@ -51,21 +71,14 @@ pub struct ServedRobots {
     pub rules: Arc<RobotsTxt>,
 }
 
-/// Keeps every site current, each in a task of its own, for as long as the process lives.
-pub fn keep_current(app: &App, refresh: std::time::Duration) {
-    for site in &app.sites {
-        tokio::spawn(site.clone().keep_current(refresh));
-    }
-}
-
 /// Renders and validates robots.txt; a template error stops the start with its line number.
 pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
     let template = match &config.robots_template {
         None => robots::BUILTIN_TEMPLATE.to_string(),
         Some(path) => {
-            std::fs::read_to_string(path).map_err(|e| StartError::TemplateUnreadable {
+            std::fs::read_to_string(path).map_err(|cause| StartError::TemplateUnreadable {
                 path: path.display().to_string(),
-                reason: e.to_string(),
+                cause,
             })?
         }
     };
@@ -93,44 +106,129 @@ pub fn entry_rules(config: &Config, robots: &ServedRobots) -> EntryRules {
     )
 }
 
-/// Connects, migrates, measures every page of every site once, and returns the HTTP app.
-pub async fn build(config: &Config) -> Result<Arc<App>, StartError> {
-    // Every template is checked before anything else happens.
-    let mut prepared = Vec::with_capacity(config.sites.len());
-    for site in &config.sites {
-        let config = config.for_site(site);
-        let robots = served_robots(&config)?;
-        prepared.push((config, robots));
+/// A started service: every site measured once, ready to serve and to be kept current.
+pub struct Service {
+    pub app: Arc<App>,
+    /// One per site, in the order of [`App::sites`].
+    pub sweepers: Vec<Arc<Sweeper>>,
+    pub notifier: Arc<Notifier>,
+    refresh: Duration,
+    limits: http::server::Limits,
+    shutdown_grace: Duration,
+}
+
+impl Service {
+    /// Connects, migrates and measures every page of every site once.
+    pub async fn start(config: &Config) -> Result<Self, StartError> {
+        // Every template is checked before anything else happens.
+        let mut prepared = Vec::with_capacity(config.sites.len());
+        for site in &config.sites {
+            let config = config.for_site(site);
+            let robots = served_robots(&config)?;
+            prepared.push((config, robots));
+        }
+        let store = Store::connect(config).await?;
+        store.migrate().await?;
+        let metrics = Arc::new(Metrics::new());
+        let notifier = Arc::new(
+            Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
+        );
+        let mut sites = Vec::with_capacity(prepared.len());
+        let mut sweepers = Vec::with_capacity(prepared.len());
+        for (config, robots) in prepared {
+            let settings = site_settings(&config, robots);
+            let (site, stale) = Site::new(
+                settings,
+                store.for_source(&config.source),
+                Utc::now().timestamp(),
+            );
+            let sweeper = Sweeper::open(
+                site.clone(),
+                stale,
+                notifier.clone(),
+                metrics.sweep_failures.clone(),
+            )
+            .await?;
+            sites.push(site);
+            sweepers.push(sweeper);
+        }
+        let indexnow_key = notifier.indexnow_key().cloned();
+        let app = Arc::new(App {
+            sites,
+            routed_by_host: config.routed_by_host,
+            indexnow_key_file: indexnow_key.as_ref().map(|key| key.file_name()),
+            reader: Arc::new(Reader::new(
+                config.cache_budget_bytes,
+                metrics.clone(),
+                indexnow_key,
+            )),
+            metrics,
+            cache_control: HeaderValue::from_str(&config.cache_control)
+                .unwrap_or(HeaderValue::from_static("public, max-age=300")),
+            staging: config.environment == Environment::Staging,
+        });
+        Ok(Self {
+            app,
+            sweepers,
+            notifier,
+            refresh: config.refresh,
+            limits: http::server::Limits {
+                request: config.request_timeout,
+                concurrency: config.max_concurrent_requests,
+                ..Default::default()
+            },
+            shutdown_grace: config.shutdown_grace,
+        })
     }
-    let store = Store::connect(config).await?;
-    store.migrate().await?;
-    let metrics = Arc::new(Metrics::new());
-    let notifier = Arc::new(
-        Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
-    );
-    let mut sites = Vec::with_capacity(prepared.len());
-    for (config, robots) in prepared {
-        let rules = entry_rules(&config, &robots);
-        let store = store.for_source(&config.source);
-        let site = Site::open(
-            &config,
-            store,
-            rules,
-            robots.body,
-            notifier.clone(),
-            metrics.sweep_failures.clone(),
-        )
-        .await?;
-        sites.push(site);
+
+    /// Keeps every site current and serves `listener` until `shutdown` completes; then lets
+    /// downloads and pending notifications finish, side by side, within the grace period.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) {
+        for sweeper in &self.sweepers {
+            tokio::spawn(sweeper.clone().keep_current(self.refresh));
+        }
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = http::serve(listener, self.app.clone(), self.limits, async {
+            let _ = stop_rx.await;
+        });
+        tokio::pin!(server);
+        tokio::select! {
+            _ = &mut server => return,
+            () = shutdown => {}
+        }
+        tracing::info!(
+            grace_secs = self.shutdown_grace.as_secs(),
+            "shutting down; letting downloads finish"
+        );
+        let _ = stop_tx.send(());
+        let (served, ()) = tokio::join!(
+            tokio::time::timeout(self.shutdown_grace, server),
+            self.notifier.shutdown(self.shutdown_grace)
+        );
+        if served.is_err() {
+            tracing::warn!("grace period over; closing remaining connections");
+        }
     }
-    Ok(Arc::new(App {
-        sites,
-        routed_by_host: config.routed_by_host,
-        notifier,
-        cache: PageCache::new(config.cache_budget_bytes),
-        metrics,
-        cache_control: HeaderValue::from_str(&config.cache_control)
-            .unwrap_or(HeaderValue::from_static("public, max-age=300")),
-        staging: config.environment == Environment::Staging,
-    }))
+}
+
+/// What a site is, from its configuration and robots.txt.
+fn site_settings(config: &Config, robots: ServedRobots) -> SiteSettings {
+    SiteSettings {
+        rules: entry_rules(config, &robots),
+        style: DocumentStyle {
+            stylesheet: config
+                .stylesheet
+                .then(|| config.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
+        },
+        base: config.base_url.clone(),
+        files: config.sitemaps_url.clone(),
+        page_size: config.page_size,
+        feed_size: config.feed_size,
+        source: config.source.clone(),
+        robots_body: Bytes::from(robots.body),
+    }
 }

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use crate::app::{self, StartError};
 use crate::config::{Config, Defaults, LogFormat, Vars};
-use crate::{commands, demo, http};
+use crate::{commands, demo};
 
 #[derive(Parser)]
 #[command(
@@ -123,8 +123,9 @@ pub fn run() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            tracing::error!("{e}");
-            eprintln!("sitemapd: {e}");
+            let message = crate::error::Chain(&e).to_string();
+            tracing::error!("{message}");
+            eprintln!("sitemapd: {message}");
             e.exit_code()
         }
     }
@@ -150,39 +151,15 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
 }
 
 async fn serve(config: &Config) -> Result<i32, StartError> {
-    let app = app::build(config).await?;
+    let service = app::Service::start(config).await?;
     let listener = tokio::net::TcpListener::bind(config.bind_addr)
         .await
-        .map_err(|e| StartError::Bind {
+        .map_err(|cause| StartError::Bind {
             addr: config.bind_addr.to_string(),
-            reason: e.to_string(),
+            cause,
         })?;
     tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
-    app::keep_current(&app, config.refresh);
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let limits = http::server::Limits {
-        request: config.request_timeout,
-        concurrency: config.max_concurrent_requests,
-        ..Default::default()
-    };
-    let notifier = app.notifier.clone();
-    let server = tokio::spawn(http::serve(listener, app, limits, async {
-        let _ = stop_rx.await;
-    }));
-    shutdown_signal().await;
-    tracing::info!(
-        grace_secs = config.shutdown_grace.as_secs(),
-        "shutting down; letting downloads finish"
-    );
-    let _ = stop_tx.send(());
-    // Downloads and pending notifications finish side by side, within the same grace.
-    let (served, ()) = tokio::join!(
-        tokio::time::timeout(config.shutdown_grace, server),
-        notifier.shutdown(config.shutdown_grace)
-    );
-    if served.is_err() {
-        tracing::warn!("grace period over; closing remaining connections");
-    }
+    service.serve(listener, shutdown_signal()).await;
     Ok(0)
 }
 

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 
+use crate::answer::render;
 use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config};
 use crate::import::{self, Input};
-use crate::render;
-use crate::site::{page_file_name, text_file_name, Site};
+use crate::site::{page_file_name, text_file_name, Page, Site};
 use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
+use crate::sweep::Sweeper;
 
 /// Rows shown per skip reason by `check`.
 const EXAMPLES_PER_REASON: usize = 5;
@@ -134,14 +135,15 @@ fn path_of(url: &str) -> String {
 /// SITEMAP_SITES_FILE into a tree that mirrors the URLs, one directory per host: each site's
 /// files in DIR/<sitemaps_url host>/<its path>/, its robots.txt in DIR/<base_url host>/.
 pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
-    let app = app::build(config).await?;
-    for site in &app.sites {
+    let service = app::Service::start(config).await?;
+    for sweeper in &service.sweepers {
+        let site = sweeper.site();
         let (files_dir, robots_dir) = if config.routed_by_host {
             (url_dir(dir, &site.files), host_dir(dir, &site.base))
         } else {
             (dir.to_path_buf(), dir.to_path_buf())
         };
-        export_site(site, &files_dir, &robots_dir).await?;
+        export_site(sweeper, &files_dir, &robots_dir).await?;
     }
     Ok(0)
 }
@@ -164,8 +166,9 @@ fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
     out
 }
 
-async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
-    site.finish_opening().await?;
+async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
+    sweeper.finish_opening().await?;
+    let site = sweeper.site();
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
     let snapshot = site.snapshot();
@@ -192,7 +195,7 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
         write(&dir.join(crate::feed::ATOM_FILE), &feeds.atom.body)?;
         write(&dir.join(crate::feed::RSS_FILE), &feeds.rss.body)?;
     }
-    write(&robots_dir.join("robots.txt"), &snapshot.robots_body)?;
+    write(&robots_dir.join("robots.txt"), &snapshot.robots.body)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
     // beside them, so the static copy shows as the served one does.
     let stylesheet = site.style.stylesheet.is_some();
@@ -245,22 +248,14 @@ pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
     Ok(report.exit_code())
 }
 
-async fn render_whole(
-    site: &Site,
-    page: &crate::pages::Page,
-    range: IdRange,
-) -> Result<Vec<u8>, StoreError> {
+async fn render_whole(site: &Site, page: &Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
     render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
     Ok(out)
 }
 
 /// The text sitemap of `page`, as `/sitemap-K.txt` serves it.
-async fn render_text(
-    site: &Site,
-    page: &crate::pages::Page,
-    range: IdRange,
-) -> Result<Vec<u8>, StoreError> {
+async fn render_text(site: &Site, page: &Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
     let (tx, rx) = futures::channel::mpsc::channel(4);
     let (_, chunks) = tokio::join!(
         render::page_text(site, page, range, tx),
@@ -281,10 +276,10 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), StartError> {
     std::fs::write(path, bytes).map_err(|e| io_error(path, e))
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> StartError {
+fn io_error(path: &Path, cause: std::io::Error) -> StartError {
     StartError::Io {
         path: path.display().to_string(),
-        reason: e.to_string(),
+        cause,
     }
 }
 

@@ -1,8 +1,14 @@
 //! What a request can fail with, and the one place that turns failures into status codes.
-//! Clients see a short reason, never internal detail; the detail goes to the log, once.
+//! Clients see a short reason, never internal detail; the detail, with every cause, goes to the
+//! log here, once.
+
+use std::fmt;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+
+use crate::answer::AnswerError;
+use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
@@ -10,8 +16,19 @@ pub enum HttpError {
     NotFound,
     #[error("method not allowed")]
     MethodNotAllowed,
-    #[error("database unavailable: {0}")]
-    Unavailable(String),
+    #[error("could not answer")]
+    Unavailable(#[source] std::io::Error),
+    #[error("not ready")]
+    NotReady(#[source] StoreError),
+}
+
+impl From<AnswerError> for HttpError {
+    fn from(e: AnswerError) -> Self {
+        match e {
+            AnswerError::NotFound => Self::NotFound,
+            AnswerError::Unavailable(cause) => Self::Unavailable(cause),
+        }
+    }
 }
 
 impl IntoResponse for HttpError {
@@ -19,8 +36,8 @@ impl IntoResponse for HttpError {
         let (status, body) = match &self {
             Self::NotFound => (StatusCode::NOT_FOUND, "not found\n"),
             Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
-            Self::Unavailable(detail) => {
-                tracing::warn!(error = %detail, "answering 503");
+            Self::Unavailable(_) | Self::NotReady(_) => {
+                tracing::warn!(error = %Chain(&self), "answering 503");
                 (StatusCode::SERVICE_UNAVAILABLE, "temporarily unavailable\n")
             }
         };
@@ -35,11 +52,42 @@ impl IntoResponse for HttpError {
             Self::MethodNotAllowed => {
                 headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
             }
-            Self::Unavailable(_) => {
+            Self::Unavailable(_) | Self::NotReady(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             Self::NotFound => {}
         }
         response
+    }
+}
+
+/// An error with its causes, one after another: `a: b: c`. For the one log line that reports
+/// a failure.
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(e) = cause {
+            write!(f, ": {e}")?;
+            cause = e.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_shows_every_cause() {
+        let io = std::io::Error::other("connection refused");
+        let e = HttpError::Unavailable(io);
+        assert_eq!(
+            Chain(&e).to_string(),
+            "could not answer: connection refused"
+        );
     }
 }

@@ -22,8 +22,8 @@
 //! - [`notify`]: IndexNow submissions and sitemap pings when files change, paced and retried.
 //! - [`app`], [`cli`], [`commands`], [`demo`]: wiring and the command line.
 
+pub mod answer;
 pub mod app;
-pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -34,10 +34,9 @@ pub mod http;
 pub mod import;
 pub mod metrics;
 pub mod notify;
-pub mod pages;
-pub mod render;
 pub mod robots;
 pub mod site;
 pub mod sitemap;
 pub mod store;
 pub mod stylesheet;
+pub mod sweep;

@@ -33,7 +33,7 @@ pub struct Metrics {
     pub render_followers: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
-    /// Sweeps that failed and are owed; hand a clone to each [`crate::site::Site`].
+    /// Sweeps that failed and are owed; hand a clone to each [`crate::sweep::Sweeper`].
     pub sweep_failures: Counter,
     pub entries_served: Gauge,
     pub entries_skipped: Family<ReasonLabels, Gauge>,

@@ -1,24 +1,17 @@
 //! The URL space: which request path names which file. Pure, so it is tested on its own.
 
-/// A file or endpoint the service answers for.
+use crate::answer::File;
+
+/// What a request path names: a file of a site, or an operational endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    Index,
-    /// `/sitemap.xml`: the urlset when one file holds all, else the index.
-    Sitemap,
-    PageGz(i64),
-    PageXml(i64),
-    /// `/sitemap-K.txt`: the same entries as file K, one URL per line.
-    PageTxt(i64),
-    /// `/sitemap.txt`: the text sitemap when one file holds all.
-    SitemapTxt,
-    FeedAtom,
-    FeedRss,
-    /// `<key>.txt`: the IndexNow key, proving the site is ours.
-    IndexNowKey,
-    Robots,
-    /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
-    Stylesheet,
+    File(File),
+    Probe(Probe),
+}
+
+/// The operational endpoints, at the root whatever the Host, and under each mount path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
     Health,
     Ready,
     Metrics,
@@ -28,26 +21,23 @@ impl Route {
     /// Label for metrics and logs.
     pub fn name(self) -> &'static str {
         match self {
-            Self::Index => "index",
-            Self::Sitemap => "sitemap",
-            Self::PageGz(_) => "page_gz",
-            Self::PageXml(_) => "page_xml",
-            Self::PageTxt(_) => "page_txt",
-            Self::SitemapTxt => "sitemap_txt",
-            Self::FeedAtom => "feed_atom",
-            Self::FeedRss => "feed_rss",
-            Self::IndexNowKey => "indexnow_key",
-            Self::Robots => "robots",
-            Self::Stylesheet => "stylesheet",
-            Self::Health => "healthz",
-            Self::Ready => "readyz",
-            Self::Metrics => "metrics",
+            Self::File(file) => match file {
+                File::Index => "index",
+                File::Sitemap => "sitemap",
+                File::PageGz(_) => "page_gz",
+                File::PageXml(_) => "page_xml",
+                File::PageTxt(_) => "page_txt",
+                File::SitemapTxt => "sitemap_txt",
+                File::FeedAtom => "feed_atom",
+                File::FeedRss => "feed_rss",
+                File::IndexNowKey => "indexnow_key",
+                File::Robots => "robots",
+                File::Stylesheet => "stylesheet",
+            },
+            Self::Probe(Probe::Health) => "healthz",
+            Self::Probe(Probe::Ready) => "readyz",
+            Self::Probe(Probe::Metrics) => "metrics",
         }
-    }
-
-    /// Files whose responses carry validators and `X-Robots-Tag: noindex`.
-    pub fn is_document(self) -> bool {
-        !matches!(self, Self::Health | Self::Ready | Self::Metrics)
     }
 }
 
@@ -56,10 +46,10 @@ impl Route {
 /// site's files, so which site answers does not depend on their order.
 pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Route> {
     if path == "/robots.txt" {
-        return Some(Route::Robots);
+        return Some(Route::File(File::Robots));
     }
     let name = path.strip_prefix(base)?;
-    (key_file == Some(name)).then_some(Route::IndexNowKey)
+    (key_file == Some(name)).then_some(Route::File(File::IndexNowKey))
 }
 
 /// What `path` names among the files published at `files` (the mount path of the sitemaps
@@ -67,15 +57,16 @@ pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Rout
 /// `/`, so a path names a file of exactly one mount path even when mount paths nest.
 pub fn file_route(path: &str, files: &str) -> Option<Route> {
     let name = path.strip_prefix(files)?;
-    Some(match name {
-        "sitemap_index.xml" => Route::Index,
-        "sitemap.xml" => Route::Sitemap,
-        "sitemap.txt" => Route::SitemapTxt,
-        "feed.atom" => Route::FeedAtom,
-        "feed.rss" => Route::FeedRss,
-        "sitemap.xsl" => Route::Stylesheet,
-        _ => operational(name).or_else(|| page(name))?,
-    })
+    let file = match name {
+        "sitemap_index.xml" => File::Index,
+        "sitemap.xml" => File::Sitemap,
+        "sitemap.txt" => File::SitemapTxt,
+        "feed.atom" => File::FeedAtom,
+        "feed.rss" => File::FeedRss,
+        "sitemap.xsl" => File::Stylesheet,
+        _ => return operational(name).or_else(|| page(name).map(Route::File)),
+    };
+    Some(Route::File(file))
 }
 
 /// The operational endpoints, at the root where probes expect them, whatever the Host.
@@ -84,23 +75,23 @@ pub fn probe_route(path: &str) -> Option<Route> {
 }
 
 fn operational(name: &str) -> Option<Route> {
-    Some(match name {
-        "healthz" => Route::Health,
-        "readyz" => Route::Ready,
-        "metrics" => Route::Metrics,
+    Some(Route::Probe(match name {
+        "healthz" => Probe::Health,
+        "readyz" => Probe::Ready,
+        "metrics" => Probe::Metrics,
         _ => return None,
-    })
+    }))
 }
 
-fn page(name: &str) -> Option<Route> {
+fn page(name: &str) -> Option<File> {
     let rest = name.strip_prefix("sitemap-")?;
     if let Some(digits) = rest.strip_suffix(".xml.gz") {
-        return Some(Route::PageGz(page_number(digits)?));
+        return Some(File::PageGz(page_number(digits)?));
     }
     if let Some(digits) = rest.strip_suffix(".txt") {
-        return Some(Route::PageTxt(page_number(digits)?));
+        return Some(File::PageTxt(page_number(digits)?));
     }
-    Some(Route::PageXml(page_number(rest.strip_suffix(".xml")?)?))
+    Some(File::PageXml(page_number(rest.strip_suffix(".xml")?)?))
 }
 
 /// K ≥ 1 in plain decimal: no sign, no leading zero.
@@ -114,6 +105,7 @@ fn page_number(digits: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Probe::{Health, Metrics};
 
     /// One site whose files are published at its base URL, on the requested host.
     fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
@@ -126,14 +118,20 @@ mod tests {
     fn pages_are_numbered_from_one_without_leading_zeros() {
         assert_eq!(
             route("/sitemap-1.xml.gz", "/", None),
-            Some(Route::PageGz(1))
+            Some(Route::File(File::PageGz(1)))
         );
         assert_eq!(
             route("/sitemap-12.xml", "/", None),
-            Some(Route::PageXml(12))
+            Some(Route::File(File::PageXml(12)))
         );
-        assert_eq!(route("/sitemap-3.txt", "/", None), Some(Route::PageTxt(3)));
-        assert_eq!(route("/sitemap.txt", "/", None), Some(Route::SitemapTxt));
+        assert_eq!(
+            route("/sitemap-3.txt", "/", None),
+            Some(Route::File(File::PageTxt(3)))
+        );
+        assert_eq!(
+            route("/sitemap.txt", "/", None),
+            Some(Route::File(File::SitemapTxt))
+        );
         assert_eq!(route("/sitemap-03.txt", "/", None), None);
         for bad in [
             "/sitemap-0.xml.gz",
@@ -151,15 +149,21 @@ mod tests {
     fn files_live_under_the_mount_path_and_robots_at_the_root() {
         assert_eq!(
             route("/catalog/sitemap_index.xml", "/catalog/", None),
-            Some(Route::Index)
+            Some(Route::File(File::Index))
         );
         assert_eq!(route("/sitemap_index.xml", "/catalog/", None), None);
-        assert_eq!(route("/robots.txt", "/catalog/", None), Some(Route::Robots));
+        assert_eq!(
+            route("/robots.txt", "/catalog/", None),
+            Some(Route::File(File::Robots))
+        );
         assert_eq!(route("/catalog/robots.txt", "/catalog/", None), None);
-        assert_eq!(route("/healthz", "/catalog/", None), Some(Route::Health));
+        assert_eq!(
+            route("/healthz", "/catalog/", None),
+            Some(Route::Probe(Health))
+        );
         assert_eq!(
             route("/catalog/metrics", "/catalog/", None),
-            Some(Route::Metrics)
+            Some(Route::Probe(Metrics))
         );
         assert_eq!(route("/catalog/other", "/catalog/", None), None);
     }
@@ -169,7 +173,7 @@ mod tests {
         let key = Some("0123456789abcdef.txt");
         assert_eq!(
             route("/catalog/0123456789abcdef.txt", "/catalog/", key),
-            Some(Route::IndexNowKey)
+            Some(Route::File(File::IndexNowKey))
         );
         assert_eq!(route("/0123456789abcdef.txt", "/catalog/", key), None);
         assert_eq!(
@@ -178,7 +182,7 @@ mod tests {
         );
         assert_eq!(
             route("/catalog/sitemap.xsl", "/catalog/", None),
-            Some(Route::Stylesheet)
+            Some(Route::File(File::Stylesheet))
         );
         assert_eq!(route("/sitemap.xsl", "/catalog/", None), None);
     }
@@ -187,7 +191,7 @@ mod tests {
     fn nested_mount_paths_each_name_their_own_files() {
         assert_eq!(
             file_route("/shop/outlet/sitemap.xml", "/shop/outlet/"),
-            Some(Route::Sitemap)
+            Some(Route::File(File::Sitemap))
         );
         assert_eq!(file_route("/shop/outlet/sitemap.xml", "/shop/"), None);
         assert_eq!(file_route("/shop/sitemap.xml", "/shop/outlet/"), None);

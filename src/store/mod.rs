@@ -530,6 +530,27 @@ impl Store {
         each!(self, s => s.save_state(site, merge).await)
     }
 
+    /// The site's stored pages and files.
+    pub async fn load_state(&self, site: &str) -> Result<SavedState, StoreError> {
+        Ok((self.load_pages(site).await?, self.load_files(site).await?))
+    }
+
+    /// Compare-and-set: writes `next` if what is stored is still `expected`.
+    pub async fn replace_state(
+        &self,
+        site: &str,
+        expected: &SavedState,
+        next: &SavedState,
+    ) -> Result<bool, StoreError> {
+        let next = next.clone();
+        let saved = self
+            .save_state(site, move |pages, files| {
+                (pages == expected.0 && files == expected.1).then_some(next)
+            })
+            .await?;
+        Ok(saved.is_some())
+    }
+
     /// Upserts `batch` by `loc` into the built-in `sitemap_entries`, in one transaction: new
     /// URLs get new ids (in batch order), existing ones keep theirs and get the file's fields,
     /// and the extension rows of both are replaced by the file's. Locs must be distinct

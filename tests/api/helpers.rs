@@ -10,9 +10,11 @@ use std::sync::Arc;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
+use sitemapd::app::Service;
 use sitemapd::config::{Config, Defaults, Vars};
 use sitemapd::http::App;
 use sitemapd::store::Change;
+use sitemapd::sweep::Sweeper;
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
@@ -509,6 +511,7 @@ fn uuid_like() -> String {
 pub struct TestApp {
     pub addr: SocketAddr,
     pub app: Arc<App>,
+    sweepers: Vec<Arc<Sweeper>>,
     pub client: reqwest::Client,
     server: tokio::task::JoinHandle<()>,
 }
@@ -541,23 +544,15 @@ pub async fn spawn_app_on(
     pairs.extend_from_slice(vars);
     let config =
         Config::from_vars(&Vars::from_pairs(pairs), &Defaults::default()).expect("test config");
-    let app = sitemapd::app::build(&config).await.expect("build app");
+    let service = Service::start(&config).await.expect("start the service");
+    let (app, sweepers) = (service.app.clone(), service.sweepers.clone());
     let addr = listener.local_addr().unwrap();
-    sitemapd::app::keep_current(&app, config.refresh);
-    let server_app = app.clone();
-    let server = tokio::spawn(async move {
-        let _ = sitemapd::http::serve(
-            listener,
-            server_app,
-            Default::default(),
-            std::future::pending(),
-        )
-        .await;
-    });
+    let server = tokio::spawn(service.serve(listener, std::future::pending()));
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
     TestApp {
         addr,
         app,
+        sweepers,
         client,
         server,
     }
@@ -582,8 +577,7 @@ impl TestApp {
 
     /// Re-measures everything now, as the background sweep would after a change.
     pub async fn sweep(&self) {
-        self.app
-            .site()
+        self.sweepers[0]
             .sweep(Change::Everything)
             .await
             .expect("sweep");

@@ -6,12 +6,12 @@
 use async_compression::tokio::write::GzipEncoder;
 use async_compression::Level;
 use bytes::Bytes;
+use futures::stream::BoxStream;
 use futures::TryStreamExt;
 use tokio::io::AsyncWriteExt;
 
-use crate::pages::Page;
-use crate::site::Site;
-use crate::sitemap::{PageBuilder, PageDigest};
+use crate::site::{Page, Site};
+use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry};
 use crate::store::{IdRange, StoreError};
 
 /// XML gathered before it is handed to the compressor.
@@ -42,26 +42,13 @@ pub async fn page_gz(
     range: IdRange,
     mut emit: impl FnMut(Bytes),
 ) -> Result<Rendered, StoreError> {
-    let declared = page.namespaces;
-    let open = site.style.urlset_open(declared);
-    let mut builder = PageBuilder::declared(&site.style, site.page_size, declared);
+    let mut entries = PageEntries::open(site, page, range);
     let mut gz =
         GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-    batch.extend_from_slice(&open);
-    let mut element = Vec::with_capacity(512);
-    let mut overflowed = false;
-    let mut rows = site.store.entries(range, declared);
-    while let Some(raw) = rows.try_next().await? {
-        let Ok(entry) = site.rules.write(&raw, &mut element, declared) else {
-            continue;
-        };
-        if !builder.fits(element.len()) {
-            overflowed = true;
-            break;
-        }
-        builder.add(&element, entry.namespaces());
-        batch.extend_from_slice(&element);
+    batch.extend_from_slice(&site.style.urlset_open(page.namespaces));
+    while entries.next().await?.is_some() {
+        batch.extend_from_slice(&entries.element);
         if batch.len() >= BATCH_BYTES {
             compress(&mut gz, &mut batch, &mut emit).await;
         }
@@ -70,14 +57,7 @@ pub async fn page_gz(
     compress(&mut gz, &mut batch, &mut emit).await;
     gz.shutdown().await.map_err(io_to_store)?;
     emit(Bytes::copy_from_slice(gz.get_mut()));
-    let digest = builder.finish();
-    if overflowed {
-        tracing::warn!(
-            page = page.no,
-            "page outgrew its limits since the last sweep; extra rows wait for the next"
-        );
-    }
-    Ok(Rendered { digest, overflowed })
+    Ok(entries.finish())
 }
 
 /// Streams page `page`'s entries as a text sitemap into `tx`: one absolute URL per line, the
@@ -91,29 +71,17 @@ pub async fn page_text(
     mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
 ) -> Option<Rendered> {
     use futures::SinkExt;
-    let declared = page.namespaces;
-    let mut builder = PageBuilder::declared(&site.style, site.page_size, declared);
+    let mut entries = PageEntries::open(site, page, range);
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-    let mut element = Vec::with_capacity(512);
-    let mut rows = site.store.entries(range, declared);
-    let mut overflowed = false;
     loop {
-        let raw = match rows.try_next().await {
-            Ok(Some(raw)) => raw,
+        let entry = match entries.next().await {
+            Ok(Some(entry)) => entry,
             Ok(None) => break,
             Err(e) => {
-                let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                let _ = tx.send(Err(std::io::Error::other(e))).await;
                 return None;
             }
         };
-        let Ok(entry) = site.rules.write(&raw, &mut element, declared) else {
-            continue;
-        };
-        if !builder.fits(element.len()) {
-            overflowed = true;
-            break;
-        }
-        builder.add(&element, entry.namespaces());
         batch.extend_from_slice(entry.loc.as_str().as_bytes());
         batch.push(b'\n');
         if batch.len() >= BATCH_BYTES
@@ -128,10 +96,71 @@ pub async fn page_text(
     if !batch.is_empty() && tx.send(Ok(Bytes::from(batch))).await.is_err() {
         return None;
     }
-    Some(Rendered {
-        digest: builder.finish(),
-        overflowed,
-    })
+    Some(entries.finish())
+}
+
+/// A page's entries in id order, each written as its `<url>` element into `element`, for as
+/// long as they fit the file's limits: exactly the entries the sweep measured, if the rows
+/// have not changed since.
+struct PageEntries<'a> {
+    site: &'a Site,
+    page_no: i64,
+    declared: Namespaces,
+    rows: BoxStream<'a, Result<RawEntry, StoreError>>,
+    builder: PageBuilder,
+    element: Vec<u8>,
+    overflowed: bool,
+}
+
+impl<'a> PageEntries<'a> {
+    fn open(site: &'a Site, page: &Page, range: IdRange) -> Self {
+        let declared = page.namespaces;
+        Self {
+            site,
+            page_no: page.no,
+            declared,
+            rows: site.store.entries(range, declared),
+            builder: PageBuilder::declared(&site.style, site.page_size, declared),
+            element: Vec::with_capacity(512),
+            overflowed: false,
+        }
+    }
+
+    /// The next entry that fits; `None` at the end of the range or of the file's limits.
+    async fn next(&mut self) -> Result<Option<Entry>, StoreError> {
+        while !self.overflowed {
+            let Some(raw) = self.rows.try_next().await? else {
+                break;
+            };
+            let Ok(entry) = self
+                .site
+                .rules
+                .write(&raw, &mut self.element, self.declared)
+            else {
+                continue;
+            };
+            if !self.builder.fits(self.element.len()) {
+                self.overflowed = true;
+                break;
+            }
+            self.builder.add(&self.element, entry.namespaces());
+            return Ok(Some(entry));
+        }
+        Ok(None)
+    }
+
+    fn finish(self) -> Rendered {
+        if self.overflowed {
+            tracing::warn!(
+                page = self.page_no,
+                "page outgrew its limits since the last sweep; extra rows wait for the next"
+            );
+        }
+        Rendered {
+            digest: self.builder.finish(),
+            overflowed: self.overflowed,
+        }
+    }
 }
 
 async fn compress(

@@ -1,98 +1,18 @@
-//! Page layout: which ids each sitemap file holds, and the scan that measures pages.
+//! Measuring files: reads the rows of the files a change may have touched and fingerprints
+//! each file's bytes exactly as they would be served, splitting a file that outgrew the limits.
 //!
-//! Files are id ranges with stored boundaries, like the leaves of a B-tree. A boundary never
-//! moves because of rows elsewhere, so an insert, update or delete changes the bytes of the one
-//! file whose range holds the id. A file that outgrows the limits splits: the last file at full
-//! size (appends fill files completely), any other in halves (room to grow in place). A file
-//! left empty disappears; its neighbour absorbs its range, which changes none of its bytes.
+//! A file that outgrows the limits splits: the last file at full size (appends fill files
+//! completely), any other in balanced parts (room to grow in place). A file left empty
+//! disappears; its neighbour absorbs its range, which changes none of its bytes.
 
 use futures::TryStreamExt;
 
+use crate::site::{Layout, Page, Site};
 use crate::sitemap::{
-    DocumentStyle, Entry, EntryRules, Fingerprint, Namespaces, PageBuilder, PageDigest, SkipCounts,
-    SkipReason, MAX_FILE_BYTES,
+    DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SkipCounts, SkipReason,
+    MAX_FILE_BYTES,
 };
-use crate::store::{IdRange, Store, StoreError};
-
-/// One sitemap file: its number in URLs, its id range and validators.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
-    /// K in `sitemap-K.xml.gz`: stable for the life of the file, not its position.
-    pub no: i64,
-    pub first_id: i64,
-    pub urls: usize,
-    pub bytes: usize,
-    pub fingerprint: Fingerprint,
-    /// Unix seconds of the last change of the file's bytes.
-    pub changed_at: i64,
-    /// Extension namespaces its root declares: those its entries used when it was measured.
-    pub namespaces: Namespaces,
-    /// Rows in the range left out, by reason (known once the page has been scanned).
-    pub skipped: SkipCounts,
-}
-
-impl Page {
-    pub fn validators(&self) -> crate::site::Validators {
-        crate::site::Validators {
-            fingerprint: self.fingerprint,
-            changed_at: self.changed_at,
-        }
-    }
-}
-
-/// The files of a site in id order; the first one's range starts at the lowest id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout(pub Vec<Page>);
-
-impl Layout {
-    /// The layout of a site with no entries: page 1 over every id, an empty urlset.
-    pub fn empty(style: &DocumentStyle, now: i64) -> Self {
-        let digest = PageBuilder::measuring(style, 1).finish();
-        Self(vec![Page {
-            no: 1,
-            first_id: i64::MIN,
-            urls: 0,
-            bytes: digest.bytes,
-            fingerprint: digest.fingerprint,
-            changed_at: now,
-            namespaces: digest.namespaces,
-            skipped: SkipCounts::default(),
-        }])
-    }
-
-    pub fn range(&self, index: usize) -> IdRange {
-        let first = if index == 0 {
-            i64::MIN
-        } else {
-            self.0[index].first_id
-        };
-        let last = self
-            .0
-            .get(index + 1)
-            .map_or(i64::MAX, |next| next.first_id - 1);
-        IdRange { first, last }
-    }
-
-    pub fn find(&self, no: i64) -> Option<(usize, &Page)> {
-        self.0.iter().enumerate().find(|(_, p)| p.no == no)
-    }
-
-    /// Indexes of the pages whose ranges meet `range`.
-    pub fn overlapping(&self, range: IdRange) -> Vec<usize> {
-        (0..self.0.len())
-            .filter(|&i| self.range(i).overlaps(&range))
-            .collect()
-    }
-
-    fn next_page_no(&self) -> i64 {
-        self.0.iter().map(|p| p.no).max().unwrap_or(0) + 1
-    }
-
-    /// The boundaries alone, to tell whether another writer changed them.
-    pub fn boundaries(&self) -> Vec<(i64, i64)> {
-        self.0.iter().map(|p| (p.no, p.first_id)).collect()
-    }
-}
+use crate::store::{IdRange, StoreError};
 
 /// What a scan found in one page's range: one part if it fits, several if it must split.
 #[derive(Debug)]
@@ -102,22 +22,24 @@ pub struct ScannedPage {
     pub skipped: SkipCounts,
 }
 
-/// How pages are measured: the same rules and style the renderer uses.
+/// How a site's pages are measured: the same rules and style the renderer uses.
 pub struct Measure<'a> {
-    pub rules: &'a EntryRules,
-    pub style: &'a DocumentStyle,
-    pub page_size: usize,
+    site: &'a Site,
 }
 
-impl Measure<'_> {
+impl<'a> Measure<'a> {
+    pub fn of(site: &'a Site) -> Self {
+        Self { site }
+    }
+
     /// Reads the rows of the given pages (one query per run of neighbouring pages) and
     /// fingerprints each page's bytes exactly as they would be served.
     pub async fn scan(
         &self,
-        store: &Store,
         layout: &Layout,
         indexes: &[usize],
     ) -> Result<Vec<ScannedPage>, StoreError> {
+        let store = &self.site.store;
         let mut outcomes = Vec::with_capacity(indexes.len());
         for run in runs(indexes) {
             let range = IdRange {
@@ -134,7 +56,7 @@ impl Measure<'_> {
                     current += 1;
                     scan = self.page_scan(layout, run[current]);
                 }
-                match self.rules.write(&raw, &mut element, Namespaces::ALL) {
+                match self.site.rules.write(&raw, &mut element, Namespaces::ALL) {
                     Ok(entry) => {
                         count_dropped(&mut scan.skipped, &entry);
                         scan.add(raw.id, &element, entry.namespaces());
@@ -156,7 +78,7 @@ impl Measure<'_> {
                     cuts,
                     skipped,
                 } => {
-                    self.measure_split(store, layout.range(index), index, &cuts, skipped)
+                    self.measure_split(layout.range(index), index, &cuts, skipped)
                         .await?
                 }
             });
@@ -167,7 +89,6 @@ impl Measure<'_> {
     /// Measures the parts of a page split at `cuts` (the first ids of the parts after the first).
     async fn measure_split(
         &self,
-        store: &Store,
         range: IdRange,
         index: usize,
         cuts: &[i64],
@@ -179,11 +100,14 @@ impl Measure<'_> {
         let mut parts = Vec::with_capacity(firsts.len());
         for (i, &first) in firsts.iter().enumerate() {
             let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
-            let mut page = PageBuilder::measuring(self.style, self.page_size);
-            let mut rows = store.entries(IdRange { first, last }, Namespaces::ALL);
+            let mut page = PageBuilder::measuring(&self.site.style, self.site.page_size);
+            let mut rows = self
+                .site
+                .store
+                .entries(IdRange { first, last }, Namespaces::ALL);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
-                if let Ok(entry) = self.rules.write(&raw, &mut element, Namespaces::ALL) {
+                if let Ok(entry) = self.site.rules.write(&raw, &mut element, Namespaces::ALL) {
                     if page.fits(element.len()) {
                         page.add(&element, entry.namespaces());
                     }
@@ -203,11 +127,14 @@ impl Measure<'_> {
         // that overflows is cut into balanced parts, leaving room to grow in place.
         let is_last = index + 1 == layout.0.len();
         PageScan {
-            style: self.style.clone(),
-            page_size: self.page_size,
-            whole: Some(PageBuilder::measuring(self.style, self.page_size)),
+            style: self.site.style.clone(),
+            page_size: self.site.page_size,
+            whole: Some(PageBuilder::measuring(
+                &self.site.style,
+                self.site.page_size,
+            )),
             fill: is_last.then(|| Fill {
-                part: PageBuilder::measuring(self.style, self.page_size),
+                part: PageBuilder::measuring(&self.site.style, self.site.page_size),
                 first: layout.0[index].first_id,
                 done: Vec::new(),
             }),
@@ -409,6 +336,7 @@ pub fn apply_scan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sitemap::Fingerprint;
 
     fn digest(urls: usize, fp: u128) -> PageDigest {
         PageDigest {
@@ -435,39 +363,6 @@ mod tests {
                 })
                 .collect(),
         )
-    }
-
-    #[test]
-    fn ranges_cover_every_id_without_overlap() {
-        let l = layout(&[(1, 5), (3, 100), (2, 200)]);
-        assert_eq!(
-            l.range(0),
-            IdRange {
-                first: i64::MIN,
-                last: 99
-            }
-        );
-        assert_eq!(
-            l.range(1),
-            IdRange {
-                first: 100,
-                last: 199
-            }
-        );
-        assert_eq!(
-            l.range(2),
-            IdRange {
-                first: 200,
-                last: i64::MAX
-            }
-        );
-        assert_eq!(
-            l.overlapping(IdRange {
-                first: 150,
-                last: 250
-            }),
-            vec![1, 2]
-        );
     }
 
     #[test]

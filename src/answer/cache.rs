@@ -18,6 +18,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::watch;
 
 use crate::sitemap::Fingerprint;
+use crate::store::StoreError;
 
 /// A page version: site, page number and the fingerprint of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,27 +46,40 @@ impl CachedFile {
         self.0.iter().map(Bytes::len).sum()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The file as a body stream.
     pub fn stream(&self) -> BoxStream<'static, io::Result<Bytes>> {
         let chunks = self.0.clone();
         stream::iter((0..chunks.len()).map(move |i| Ok(chunks[i].clone()))).boxed()
     }
 
+    #[cfg(test)]
     pub fn to_vec(&self) -> Vec<u8> {
         self.0.iter().flat_map(|c| c.iter().copied()).collect()
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Progress {
     Running(usize),
     Done(usize),
-    Failed,
+    Failed(Arc<StoreError>),
 }
+
+/// How a render ended, for [`PageCache::land`].
+#[derive(Debug)]
+pub enum Landing {
+    /// The bytes are those of the key: keep them if they have been asked for twice.
+    Keep,
+    /// The bytes are not those of the key (the rows changed since the sweep): serve, don't keep.
+    Discard,
+    /// The render failed: followers end with this error.
+    Failed(Arc<StoreError>),
+}
+
+/// A render's failure as a body stream reports it; the cause is kept.
+#[derive(Debug, thiserror::Error)]
+#[error("the render failed")]
+pub struct RenderFailed(#[source] pub Arc<StoreError>);
 
 /// One render in progress: the chunks so far and how far it got.
 pub struct Flight {
@@ -99,8 +113,8 @@ impl Flight {
         CachedFile(chunks.iter().cloned().collect())
     }
 
-    fn fail(&self) {
-        self.progress.send_replace(Progress::Failed);
+    fn fail(&self, error: Arc<StoreError>) {
+        self.progress.send_replace(Progress::Failed(error));
     }
 
     /// The file from its first byte, as fast as the render produces it. A failed render ends
@@ -112,11 +126,12 @@ impl Flight {
                 if next == usize::MAX {
                     return None;
                 }
-                let progress = *rx.borrow_and_update();
-                let available = match progress {
-                    Progress::Running(n) | Progress::Done(n) => n,
-                    Progress::Failed => {
-                        let err = io::Error::other("render failed");
+                let progress = rx.borrow_and_update().clone();
+                let (available, done) = match progress {
+                    Progress::Running(n) => (n, false),
+                    Progress::Done(n) => (n, true),
+                    Progress::Failed(error) => {
+                        let err = io::Error::other(RenderFailed(error));
                         return Some((Err(err), (flight, rx, usize::MAX)));
                     }
                 };
@@ -124,7 +139,7 @@ impl Flight {
                     let chunk = flight.chunks.lock().expect("flight lock")[next].clone();
                     return Some((Ok(chunk), (flight, rx, next + 1)));
                 }
-                if matches!(progress, Progress::Done(_)) || rx.changed().await.is_err() {
+                if done || rx.changed().await.is_err() {
                     return None;
                 }
             }
@@ -193,31 +208,30 @@ impl PageCache {
         }
     }
 
-    /// Ends a flight: `Some(true)` keeps the file if it has been asked for twice and fits the
-    /// budget, `Some(false)` drops it (the bytes were not those of `key`), `None` marks the
-    /// render failed.
-    pub fn land(&self, key: &PageKey, outcome: Option<bool>) {
+    /// Ends a flight: its followers get the rest of the file (or the error), and the file is
+    /// kept when the landing says so, it has been asked for twice and it fits the budget.
+    pub fn land(&self, key: &PageKey, landing: Landing) {
         let mut inner = self.inner.lock().expect("cache lock");
         let Some(flight) = inner.flights.remove(key) else {
             return;
         };
-        match outcome {
-            None => flight.fail(),
-            Some(keep) => {
-                let whole = flight.finish();
-                let followed = flight.followers.load(std::sync::atomic::Ordering::Relaxed) > 0;
-                if !keep || whole.len() > self.budget {
-                    return;
-                }
-                if followed || inner.seen_once.remove(key) {
-                    self.admit(&mut inner, key.clone(), whole);
-                } else {
-                    if inner.seen_once.len() >= SEEN_ONCE_MAX {
-                        inner.seen_once.clear();
-                    }
-                    inner.seen_once.insert(key.clone());
-                }
+        let keep = match landing {
+            Landing::Failed(error) => return flight.fail(error),
+            Landing::Keep => true,
+            Landing::Discard => false,
+        };
+        let whole = flight.finish();
+        let followed = flight.followers.load(std::sync::atomic::Ordering::Relaxed) > 0;
+        if !keep || whole.len() > self.budget {
+            return;
+        }
+        if followed || inner.seen_once.remove(key) {
+            self.admit(&mut inner, key.clone(), whole);
+        } else {
+            if inner.seen_once.len() >= SEEN_ONCE_MAX {
+                inner.seen_once.clear();
             }
+            inner.seen_once.insert(key.clone());
         }
     }
 
@@ -285,7 +299,7 @@ mod tests {
         };
         let follower = tokio::spawn(collect(same.follow()));
         flight.push(Bytes::from_static(b"cd"));
-        cache.land(&key(1), Some(true));
+        cache.land(&key(1), Landing::Keep);
         assert_eq!(follower.await.unwrap().unwrap(), b"abcd");
         assert!(
             matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b.to_vec() == b"abcd"),
@@ -305,7 +319,7 @@ mod tests {
                 panic!("not cached yet")
             };
             flight.push(Bytes::from_static(b"ab"));
-            cache.land(&key(1), Some(true));
+            cache.land(&key(1), Landing::Keep);
             assert_eq!(cache.peek(&key(1)).is_some(), expect_cached_after);
         }
     }
@@ -318,7 +332,10 @@ mod tests {
         };
         flight.push(Bytes::from_static(b"ab"));
         let follower = tokio::spawn(collect(flight.clone().follow()));
-        cache.land(&key(1), None);
+        cache.land(
+            &key(1),
+            Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),
+        );
         assert!(follower.await.unwrap().is_err());
     }
 
@@ -331,7 +348,7 @@ mod tests {
                     panic!()
                 };
                 flight.push(Bytes::from_static(b"abc"));
-                cache.land(&key(no), Some(true));
+                cache.land(&key(no), Landing::Keep);
             }
         }
         assert_eq!(cache.used(), 3);

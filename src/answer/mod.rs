@@ -1,0 +1,288 @@
+//! The read side: from a site, a file and what the client accepts to a [`Document`] (its type
+//! and validators, decided from the site's snapshot without touching the database), and, only
+//! when a body must be sent, the bytes: from memory, from the cache, or a render streamed
+//! through a single flight ([`Reader::open`]). A `304` or a HEAD never opens the body, so it
+//! never renders or compresses.
+//!
+//! Open [`Reader::document`] first, then [`Reader::open`], [`render`] (rows → XML → gzip) and
+//! [`cache`] (single flight, and what is kept).
+
+mod cache;
+mod document;
+pub mod render;
+
+use std::io;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_compression::tokio::bufread::GzipDecoder;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use tokio_util::io::{ReaderStream, StreamReader};
+
+use crate::metrics::Metrics;
+use crate::notify::IndexNowKey;
+use crate::site::{ServedPage, Site};
+use crate::sitemap::Fingerprint;
+use cache::{Flight, Landing, Lookup, PageCache, PageKey};
+
+pub use document::{Accepts, Body, Document, PageForm};
+
+/// A body as it streams to the client; an error item aborts the response.
+pub type ByteStream = BoxStream<'static, io::Result<Bytes>>;
+
+/// An opened body: its bytes, and their length when known before they are sent.
+pub struct Opened {
+    pub stream: ByteStream,
+    pub len: Option<usize>,
+}
+
+/// A file a site serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum File {
+    /// `/robots.txt`, at the root of the site's host.
+    Robots,
+    /// `<key>.txt`: the IndexNow key, proving the site is ours.
+    IndexNowKey,
+    /// `/sitemap_index.xml`.
+    Index,
+    /// `/sitemap.xml`: the urlset when one file holds all, else the index.
+    Sitemap,
+    /// `/sitemap-K.xml.gz`.
+    PageGz(i64),
+    /// `/sitemap-K.xml`.
+    PageXml(i64),
+    /// `/sitemap-K.txt`: the same entries as file K, one URL per line.
+    PageTxt(i64),
+    /// `/sitemap.txt`: the text sitemap when one file holds all.
+    SitemapTxt,
+    FeedAtom,
+    FeedRss,
+    /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
+    Stylesheet,
+}
+
+/// Why a file cannot be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("no such file")]
+    NotFound,
+    #[error("the file could not be read from the database")]
+    Unavailable(#[source] io::Error),
+}
+
+/// Answers requests for files from the sites' snapshots, rendering through one shared cache.
+pub struct Reader {
+    cache: PageCache,
+    metrics: Arc<Metrics>,
+    indexnow_key: Option<IndexNowKey>,
+}
+
+impl Reader {
+    pub fn new(
+        cache_budget_bytes: usize,
+        metrics: Arc<Metrics>,
+        indexnow_key: Option<IndexNowKey>,
+    ) -> Self {
+        Self {
+            cache: PageCache::new(cache_budget_bytes),
+            metrics,
+            indexnow_key,
+        }
+    }
+
+    /// The document `file` of `site` is now, for a client that `accepts` these codings.
+    pub fn document(
+        &self,
+        site: &Arc<Site>,
+        file: File,
+        accepts: Accepts,
+    ) -> Result<Document, AnswerError> {
+        use document::{ATOM, RSS, TEXT, XML, XSL};
+        let snapshot = site.snapshot();
+        let page = |no: i64| snapshot.page(no).ok_or(AnswerError::NotFound);
+        Ok(match file {
+            File::Robots => Document::bytes(
+                TEXT,
+                snapshot.robots.validators,
+                snapshot.robots.body.clone(),
+            ),
+            File::IndexNowKey => {
+                let key = self.indexnow_key.as_ref().ok_or(AnswerError::NotFound)?;
+                let body = Bytes::from(key.as_str().to_string());
+                let validators = crate::site::Validators {
+                    fingerprint: Fingerprint::of(&body),
+                    changed_at: snapshot.robots.validators.changed_at,
+                };
+                Document::bytes(TEXT, validators, body)
+            }
+            File::Index => Document::small(XML, &snapshot.index, accepts),
+            File::FeedAtom | File::FeedRss => {
+                let feeds = snapshot.feeds.as_ref().ok_or(AnswerError::NotFound)?;
+                match file {
+                    File::FeedAtom => Document::small(ATOM, &feeds.atom, accepts),
+                    _ => Document::small(RSS, &feeds.rss, accepts),
+                }
+            }
+            File::Stylesheet => Document::bytes(
+                XSL,
+                crate::stylesheet::validators(),
+                Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
+            ),
+            File::Sitemap => match snapshot.single_page() {
+                Some(only) => Document::xml_file(site.clone(), only, accepts),
+                None => Document::small(XML, &snapshot.index, accepts),
+            },
+            File::PageTxt(no) => Document::text_file(site.clone(), page(no)?),
+            File::SitemapTxt => {
+                let only = snapshot.single_page().ok_or(AnswerError::NotFound)?;
+                Document::text_file(site.clone(), only)
+            }
+            File::PageGz(no) => Document::gzip_file(site.clone(), page(no)?),
+            File::PageXml(no) => Document::xml_file(site.clone(), page(no)?, accepts),
+        })
+    }
+
+    /// The body's length when it is known without rendering (HEAD never renders to learn it).
+    pub fn known_len(&self, body: &Body) -> Option<usize> {
+        match body {
+            Body::Bytes(bytes) => Some(bytes.len()),
+            Body::Page {
+                site,
+                served,
+                form: PageForm::Gzip,
+            } => self
+                .cache
+                .peek(&PageKey::of(site, served))
+                .map(|file| file.len()),
+            Body::Page { .. } => None,
+        }
+    }
+
+    /// The body's bytes as they stream. A database that fails before the first byte is an
+    /// error here (a clean `503`); once bytes flow, a failure ends the stream with an error
+    /// item, which aborts the connection, so a truncated file never looks complete.
+    pub async fn open(self: &Arc<Self>, body: Body) -> Result<Opened, AnswerError> {
+        let (site, served, form) = match body {
+            Body::Bytes(bytes) => {
+                let len = Some(bytes.len());
+                let stream = futures::stream::once(async { Ok(bytes) }).boxed();
+                return Ok(Opened { stream, len });
+            }
+            Body::Page { site, served, form } => (site, served, form),
+        };
+        let (stream, len) = match form {
+            PageForm::Text => (self.render_text(site, served), None),
+            PageForm::Gzip => self.gzip_stream(site, served),
+            PageForm::Xml => (gunzip(self.gzip_stream(site, served).0), None),
+        };
+        Ok(Opened {
+            stream: first_chunk_or_unavailable(stream).await?,
+            len,
+        })
+    }
+
+    /// The page's gzip bytes: from the cache, or following the render under way, or from a
+    /// render this request starts.
+    fn gzip_stream(
+        self: &Arc<Self>,
+        site: Arc<Site>,
+        served: ServedPage,
+    ) -> (ByteStream, Option<usize>) {
+        let key = PageKey::of(&site, &served);
+        match self.cache.lookup(&key) {
+            Lookup::Cached(file) => {
+                self.metrics.cache_hits.inc();
+                (file.stream(), Some(file.len()))
+            }
+            Lookup::Flight { flight, started } => {
+                if started {
+                    self.start_render(site, key, served, flight.clone());
+                } else {
+                    self.metrics.render_followers.inc();
+                }
+                (flight.follow(), None)
+            }
+        }
+    }
+
+    /// Renders a page in a task of its own, so followers keep streaming if the first client
+    /// leaves. A failure is not logged here: every request that followed the render gets it
+    /// as its error, and logs it once.
+    fn start_render(
+        self: &Arc<Self>,
+        site: Arc<Site>,
+        key: PageKey,
+        served: ServedPage,
+        flight: Arc<Flight>,
+    ) {
+        let reader = self.clone();
+        tokio::spawn(async move {
+            reader.metrics.renders.inc();
+            let started = Instant::now();
+            let ServedPage { page, range } = &served;
+            let result = render::page_gz(&site, page, *range, |chunk| flight.push(chunk)).await;
+            reader
+                .metrics
+                .render_seconds
+                .observe(started.elapsed().as_secs_f64());
+            let landing = match result {
+                Ok(rendered) if rendered.describes_another_state_than(page) => {
+                    // The rows changed since the last sweep: let the sweep catch up.
+                    site.report_stale(&served);
+                    Landing::Discard
+                }
+                Ok(_) => Landing::Keep,
+                Err(e) => {
+                    reader.metrics.database_errors.inc();
+                    Landing::Failed(Arc::new(e))
+                }
+            };
+            reader.cache.land(&key, landing);
+        });
+    }
+
+    /// Streams a page's text sitemap from a task of its own, through a small bounded channel so
+    /// a slow client slows the render instead of growing memory.
+    fn render_text(self: &Arc<Self>, site: Arc<Site>, served: ServedPage) -> ByteStream {
+        let (tx, rx) = futures::channel::mpsc::channel(2);
+        self.metrics.renders.inc();
+        tokio::spawn(async move {
+            let rendered = render::page_text(&site, &served.page, served.range, tx).await;
+            if rendered.is_some_and(|r| r.describes_another_state_than(&served.page)) {
+                site.report_stale(&served);
+            }
+        });
+        rx.boxed()
+    }
+
+    /// Bytes held by the cache's finished pages.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache.used()
+    }
+}
+
+impl PageKey {
+    fn of(site: &Site, served: &ServedPage) -> Self {
+        PageKey {
+            site: site.key.as_str().into(),
+            page_no: served.page.no,
+            fingerprint: served.page.fingerprint,
+        }
+    }
+}
+
+/// Waits for the first bytes: a failure before any byte is the request's error.
+async fn first_chunk_or_unavailable(mut stream: ByteStream) -> Result<ByteStream, AnswerError> {
+    match stream.next().await {
+        Some(Ok(first)) => Ok(futures::stream::once(async move { Ok(first) })
+            .chain(stream)
+            .boxed()),
+        Some(Err(e)) => Err(AnswerError::Unavailable(e)),
+        None => Ok(stream),
+    }
+}
+
+fn gunzip(gz: ByteStream) -> ByteStream {
+    ReaderStream::new(GzipDecoder::new(StreamReader::new(gz))).boxed()
+}

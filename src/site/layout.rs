@@ -1,0 +1,257 @@
+//! A site's files as id ranges: which ids each sitemap file holds, its validators, and the
+//! sitemap index that lists them.
+//!
+//! Files are id ranges with stored boundaries, like the leaves of a B-tree. A boundary never
+//! moves because of rows elsewhere, so an insert, update or delete changes the bytes of the one
+//! file whose range holds the id. How files are measured, split and merged is the write side's
+//! ([`crate::sweep`]); this is only their shape, shared by both sides.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+
+use crate::config::BaseUrl;
+use crate::sitemap::{
+    DocumentStyle, Fingerprint, Namespaces, PageBuilder, SkipCounts, MAX_SITEMAPS_PER_INDEX,
+};
+use crate::store::{IdRange, PageRecord};
+
+use super::Validators;
+
+/// One sitemap file: its number in URLs, its id range and validators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// K in `sitemap-K.xml.gz`: stable for the life of the file, not its position.
+    pub no: i64,
+    pub first_id: i64,
+    pub urls: usize,
+    pub bytes: usize,
+    pub fingerprint: Fingerprint,
+    /// Unix seconds of the last change of the file's bytes.
+    pub changed_at: i64,
+    /// Extension namespaces its root declares: those its entries used when it was measured.
+    pub namespaces: Namespaces,
+    /// Rows in the range left out, by reason (known once the page has been scanned).
+    pub skipped: SkipCounts,
+}
+
+impl Page {
+    pub fn validators(&self) -> Validators {
+        Validators {
+            fingerprint: self.fingerprint,
+            changed_at: self.changed_at,
+        }
+    }
+
+    /// The page as stored in `sitemapd_pages` (skip counts are not stored).
+    pub fn to_record(&self) -> PageRecord {
+        PageRecord {
+            page_no: self.no,
+            first_id: self.first_id,
+            urls: self.urls as i64,
+            bytes: self.bytes as i64,
+            fingerprint: self.fingerprint.hex(),
+            changed_at: self.changed_at,
+            extensions: self.namespaces.bits(),
+        }
+    }
+
+    /// A stored page; its skip counts are unknown until it is scanned again.
+    pub fn from_record(r: &PageRecord) -> Self {
+        Page {
+            no: r.page_no,
+            first_id: r.first_id,
+            urls: r.urls.max(0) as usize,
+            bytes: r.bytes.max(0) as usize,
+            fingerprint: Fingerprint::parse_hex(&r.fingerprint).unwrap_or(Fingerprint(0)),
+            changed_at: r.changed_at,
+            namespaces: Namespaces::from_bits(r.extensions),
+            skipped: SkipCounts::default(),
+        }
+    }
+}
+
+/// The files of a site in id order; the first one's range starts at the lowest id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout(pub Vec<Page>);
+
+impl Layout {
+    /// The layout of a site with no entries: page 1 over every id, an empty urlset.
+    pub fn empty(style: &DocumentStyle, now: i64) -> Self {
+        let digest = PageBuilder::measuring(style, 1).finish();
+        Self(vec![Page {
+            no: 1,
+            first_id: i64::MIN,
+            urls: 0,
+            bytes: digest.bytes,
+            fingerprint: digest.fingerprint,
+            changed_at: now,
+            namespaces: digest.namespaces,
+            skipped: SkipCounts::default(),
+        }])
+    }
+
+    /// The layout stored in `sitemapd_pages`, in first-id order.
+    pub fn from_records(records: &[PageRecord]) -> Self {
+        Self(records.iter().map(Page::from_record).collect())
+    }
+
+    pub fn to_records(&self) -> Vec<PageRecord> {
+        self.0.iter().map(Page::to_record).collect()
+    }
+
+    pub fn range(&self, index: usize) -> IdRange {
+        let first = if index == 0 {
+            i64::MIN
+        } else {
+            self.0[index].first_id
+        };
+        let last = self
+            .0
+            .get(index + 1)
+            .map_or(i64::MAX, |next| next.first_id - 1);
+        IdRange { first, last }
+    }
+
+    pub fn find(&self, no: i64) -> Option<(usize, &Page)> {
+        self.0.iter().enumerate().find(|(_, p)| p.no == no)
+    }
+
+    /// Indexes of the pages whose ranges meet `range`.
+    pub fn overlapping(&self, range: IdRange) -> Vec<usize> {
+        (0..self.0.len())
+            .filter(|&i| self.range(i).overlaps(&range))
+            .collect()
+    }
+
+    /// The number a new file gets: one past the highest in use.
+    pub fn next_page_no(&self) -> i64 {
+        self.0.iter().map(|p| p.no).max().unwrap_or(0) + 1
+    }
+
+    /// The boundaries alone, to tell whether another writer changed them.
+    pub fn boundaries(&self) -> Vec<(i64, i64)> {
+        self.0.iter().map(|p| (p.no, p.first_id)).collect()
+    }
+
+    /// Rows left out of every file, by reason.
+    pub fn skipped(&self) -> SkipCounts {
+        self.0.iter().fold(SkipCounts::default(), |mut acc, p| {
+            acc.merge(&p.skipped);
+            acc
+        })
+    }
+
+    /// URLs listed by every file.
+    pub fn served(&self) -> usize {
+        self.0.iter().map(|p| p.urls).sum()
+    }
+
+    /// Skip counts are not stored: they carry over from the layout that measured them.
+    pub fn with_skip_counts_of(mut self, measured: &Layout) -> Self {
+        for page in &mut self.0 {
+            if let Some((_, m)) = measured.find(page.no) {
+                page.skipped = m.skipped.clone();
+            }
+        }
+        self
+    }
+
+    /// The sitemap index of this layout: every page at `files` (where the site's files are
+    /// published), with the time its bytes last changed.
+    pub fn index_document(&self, style: &DocumentStyle, files: &BaseUrl) -> Bytes {
+        if self.0.len() > MAX_SITEMAPS_PER_INDEX {
+            tracing::error!(
+                pages = self.0.len(),
+                "more sitemap files than one index may list; listing the first 50000"
+            );
+        }
+        let entries: Vec<(String, DateTime<Utc>)> = self
+            .0
+            .iter()
+            .take(MAX_SITEMAPS_PER_INDEX)
+            .map(|p| {
+                (
+                    files.file_url(&page_file_name(p.no)),
+                    to_datetime(p.changed_at),
+                )
+            })
+            .collect();
+        Bytes::from(style.index(entries.iter().map(|(u, t)| (u.as_str(), *t))))
+    }
+}
+
+/// File name of page K as served.
+pub fn page_file_name(no: i64) -> String {
+    format!("sitemap-{no}.xml.gz")
+}
+
+/// The name of page `no`'s text sitemap.
+pub fn text_file_name(no: i64) -> String {
+    format!("sitemap-{no}.txt")
+}
+
+fn to_datetime(unix: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(unix, 0).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(firsts: &[(i64, i64)]) -> Layout {
+        Layout(
+            firsts
+                .iter()
+                .map(|&(no, first_id)| Page {
+                    no,
+                    first_id,
+                    urls: 1,
+                    bytes: 100,
+                    fingerprint: Fingerprint(no as u128),
+                    changed_at: 10,
+                    namespaces: Namespaces::NONE,
+                    skipped: SkipCounts::default(),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn ranges_cover_every_id_without_overlap() {
+        let l = layout(&[(1, 5), (3, 100), (2, 200)]);
+        assert_eq!(
+            l.range(0),
+            IdRange {
+                first: i64::MIN,
+                last: 99
+            }
+        );
+        assert_eq!(
+            l.range(1),
+            IdRange {
+                first: 100,
+                last: 199
+            }
+        );
+        assert_eq!(
+            l.range(2),
+            IdRange {
+                first: 200,
+                last: i64::MAX
+            }
+        );
+        assert_eq!(
+            l.overlapping(IdRange {
+                first: 150,
+                last: 250
+            }),
+            vec![1, 2]
+        );
+    }
+
+    #[test]
+    fn a_page_survives_the_trip_through_its_record() {
+        let page = layout(&[(7, 42)]).0.remove(0);
+        assert_eq!(Page::from_record(&page.to_record()), page);
+    }
+}

@@ -1,0 +1,141 @@
+//! A served site: what configuration says about it (where its URLs and files live, the rules
+//! every entry passes, how its documents are written), and the current [`Snapshot`] of its files.
+//!
+//! The two flows of the service meet here and nowhere else. The read side ([`crate::answer`])
+//! answers from [`Site::snapshot`] and, when a render meets rows the snapshot does not
+//! describe, says so with [`Site::report_stale`]. The write side ([`crate::sweep`]) re-measures
+//! files, saves their validators and installs the next snapshot with [`Site::install`].
+
+mod layout;
+mod snapshot;
+
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::config::BaseUrl;
+use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint};
+use crate::store::{IdRange, Store};
+
+pub use layout::{page_file_name, text_file_name, Layout, Page};
+pub use snapshot::{
+    FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,
+    ROBOTS_FILE,
+};
+
+/// Stale reports waiting for the write side; more are dropped (the periodic sweep covers them).
+const STALE_REPORTS_QUEUED: usize = 64;
+
+/// What a site is, as configuration and robots.txt make it.
+pub struct SiteSettings {
+    /// The site's URLs: entries must fall under it; robots.txt and the IndexNow key file are
+    /// served on its host.
+    pub base: BaseUrl,
+    /// Where the site's files are published (`sitemaps_url`, by default `base`): the index
+    /// lists them there, robots.txt announces the index there, and they are served there.
+    pub files: BaseUrl,
+    pub rules: EntryRules,
+    pub style: DocumentStyle,
+    pub page_size: usize,
+    pub feed_size: usize,
+    /// The table or view entries are read from.
+    pub source: String,
+    /// robots.txt as served.
+    pub robots_body: Bytes,
+}
+
+/// One site: what it serves, and the snapshot requests are answered from.
+pub struct Site {
+    /// Key of this site's rows in our state tables.
+    pub key: String,
+    pub base: BaseUrl,
+    pub files: BaseUrl,
+    pub rules: EntryRules,
+    pub style: DocumentStyle,
+    pub page_size: usize,
+    pub feed_size: usize,
+    pub source: String,
+    /// The database, reading this site's source.
+    pub store: Store,
+    snapshot: RwLock<Arc<Snapshot>>,
+    stale: mpsc::Sender<Stale>,
+}
+
+/// A render found rows that `page`'s validators do not describe: they changed since the last
+/// sweep, and the write side should re-measure the page.
+#[derive(Debug, Clone)]
+pub struct Stale {
+    pub page_no: i64,
+    /// The fingerprint the render was served under: if a sweep has changed it since, the
+    /// report is old news.
+    pub fingerprint: Fingerprint,
+    pub range: IdRange,
+}
+
+/// The write side's end of [`Site::report_stale`].
+pub type StaleReports = mpsc::Receiver<Stale>;
+
+impl Site {
+    /// A site serving one empty file until the write side installs what its database holds;
+    /// with the receiver of its stale reports, for that write side.
+    pub fn new(settings: SiteSettings, store: Store, now: i64) -> (Arc<Self>, StaleReports) {
+        let SiteSettings {
+            base,
+            files,
+            rules,
+            style,
+            page_size,
+            feed_size,
+            source,
+            robots_body,
+        } = settings;
+        let publication = Publication {
+            style: &style,
+            files: &files,
+        };
+        let snapshot = Snapshot::empty(publication, robots_body, now);
+        let (stale, reports) = mpsc::channel(STALE_REPORTS_QUEUED);
+        let site = Self {
+            key: base.as_str().to_string(),
+            base,
+            files,
+            rules,
+            style,
+            page_size,
+            feed_size,
+            source,
+            store,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            stale,
+        };
+        (Arc::new(site), reports)
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().expect("snapshot lock").clone()
+    }
+
+    /// Makes `snapshot` the one every request is answered from.
+    pub fn install(&self, snapshot: Snapshot) {
+        *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    }
+
+    /// How this site's documents are written and where its files are published.
+    pub fn publication(&self) -> Publication<'_> {
+        Publication {
+            style: &self.style,
+            files: &self.files,
+        }
+    }
+
+    /// Tells the write side that `served` no longer describes its rows. Never waits: when
+    /// reports pile up, this one is dropped and the next sweep covers it.
+    pub fn report_stale(&self, served: &ServedPage) {
+        let _ = self.stale.try_send(Stale {
+            page_no: served.page.no,
+            fingerprint: served.page.fingerprint,
+            range: served.range,
+        });
+    }
+}

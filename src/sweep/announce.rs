@@ -1,0 +1,63 @@
+//! Telling the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the URLs
+//! of entries modified since the last submission. Failures are logged, never fatal.
+
+use chrono::Utc;
+
+use crate::notify::{HostSet, Notifier};
+use crate::site::Site;
+use crate::store::{StoreError, SubmittedThrough};
+
+/// Entries read per query when changed URLs are gathered for IndexNow.
+const SUBMIT_BATCH: i64 = 10_000;
+/// Most batches one sweep submits; the rest wait for the next sweep.
+const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
+
+/// Announces that `site`'s index changed.
+pub async fn index_changed(site: &Site, notifier: &Notifier) {
+    let _ = notifier.ping(&site.files.file_url("sitemap_index.xml"));
+    if let Some(hosts) = notifier.host_set(&site.base) {
+        if let Err(e) = submit_modified_entries(site, notifier, &hosts).await {
+            tracing::warn!(error = %e, "could not read the entries to submit to IndexNow; the next change retries");
+        }
+    }
+}
+
+/// Submits entries whose lastmod moved past what was submitted before (up to now: a lastmod in
+/// the future waits for its time). Progress is stored per site and advanced with a
+/// compare-and-set, so among replicas exactly one submits each batch. The first time, what
+/// already exists is not news: progress starts at now.
+async fn submit_modified_entries(
+    site: &Site,
+    notifier: &Notifier,
+    hosts: &HostSet,
+) -> Result<(), StoreError> {
+    let now = Utc::now();
+    let store = &site.store;
+    let Some(mut from) = store.load_submitted(&site.key).await? else {
+        let start = SubmittedThrough {
+            lastmod_us: now.timestamp_micros(),
+            id: i64::MAX,
+        };
+        store.advance_submitted(&site.key, None, start).await?;
+        return Ok(());
+    };
+    for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
+        let modified = store.modified_after(from, now, SUBMIT_BATCH).await?;
+        let (rows, Some(to)) = (modified.entries, modified.through) else {
+            break;
+        };
+        if !store.advance_submitted(&site.key, Some(from), to).await? {
+            break; // Another replica took this batch.
+        }
+        let urls = rows
+            .iter()
+            .filter_map(|raw| site.rules.accept(raw).ok())
+            .map(|entry| entry.loc.as_str().to_string());
+        let _ = notifier.submit(hosts, urls);
+        if (rows.len() as i64) < SUBMIT_BATCH {
+            break;
+        }
+        from = to;
+    }
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! The write side: keeps a site's snapshot equal to its database.
+//!
+//! One sweep, in order: a change (reported by the database, by a render that met stale rows,
+//! or the periodic tick) names the files to re-measure; [`measure`] reads their rows and
+//! fingerprints their bytes; [`settle`] dates each file against what is stored; the store saves
+//! that state compare-and-set (other replicas may be sweeping too); the site installs the new
+//! snapshot; [`announce`] tells IndexNow and the ping webhook. [`schedule`] runs sweeps for as
+//! long as the process lives, with retries when one fails.
+//!
+//! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
+//! every restart answers with the same ETag and Last-Modified.
+
+mod announce;
+mod feeds;
+mod measure;
+mod schedule;
+mod settle;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use chrono::Utc;
+use futures::stream::BoxStream;
+use prometheus_client::metrics::counter::Counter;
+use tokio::sync::Mutex;
+
+use crate::notify::Notifier;
+use crate::site::{Layout, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE};
+use crate::sitemap::Fingerprint;
+use crate::store::{Change, SavedState, StoreError};
+use measure::{apply_scan, Measure};
+use settle::{Proposal, WholeFile};
+
+/// Why a sweep did not store new validators. The served state stays as it was; the sweep is
+/// owed and [`Sweeper::keep_current`] runs it again.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("gave up after {0} tries: other replicas kept moving the file boundaries")]
+    Contended(usize),
+}
+
+/// Tries of one sweep when other replicas keep moving the file boundaries under it, and of one
+/// save when they keep saving the same boundaries.
+const SWEEP_TRIES: usize = 3;
+
+/// Keeps one site current.
+pub struct Sweeper {
+    site: Arc<Site>,
+    notifier: Arc<Notifier>,
+    /// Counts sweeps that failed (`sitemapd_sweep_failures_total`).
+    failures: Counter,
+    /// One sweep of this site at a time in this process.
+    sweeping: Mutex<()>,
+    /// What wakes [`Sweeper::keep_current`]; taken when it starts.
+    inbox: Mutex<Option<Inbox>>,
+    /// The opening sweep gave up on contention: a full one is owed.
+    opened_stale: AtomicBool,
+}
+
+/// The changes the database reports (listened to since before the opening sweep, so none made
+/// in between is lost), and the renders' stale reports.
+struct Inbox {
+    changes: BoxStream<'static, Change>,
+    stale: StaleReports,
+}
+
+/// How a save ended.
+enum Saved {
+    State(SavedState),
+    /// Another replica moved the boundaries the sweep started from.
+    BoundariesMoved,
+}
+
+impl Sweeper {
+    /// Loads the stored state into `site` and brings it up to date with one full sweep.
+    pub async fn open(
+        site: Arc<Site>,
+        stale: StaleReports,
+        notifier: Arc<Notifier>,
+        failures: Counter,
+    ) -> Result<Arc<Self>, StoreError> {
+        // Listen first, then sweep: a change made in between is then reported, not lost.
+        let changes = site.store.changes(&site.source).await;
+        let sweeper = Arc::new(Self {
+            site,
+            notifier,
+            failures,
+            sweeping: Mutex::new(()),
+            inbox: Mutex::new(Some(Inbox { changes, stale })),
+            opened_stale: AtomicBool::new(false),
+        });
+        sweeper.reload().await?;
+        match sweeper.sweep(Change::Everything).await {
+            Ok(()) => {}
+            Err(SweepError::Store(e)) => return Err(e),
+            Err(contended @ SweepError::Contended(_)) => {
+                // Another replica's state is loaded and served meanwhile.
+                tracing::warn!(error = %contended, "opening sweep deferred");
+                sweeper.failures.inc();
+                sweeper.opened_stale.store(true, Ordering::Relaxed);
+            }
+        }
+        Ok(sweeper)
+    }
+
+    pub fn site(&self) -> &Arc<Site> {
+        &self.site
+    }
+
+    /// For a one-shot command (`export`): runs the full sweep the opening deferred when other
+    /// replicas kept moving the boundaries, so what is written is current; fails if it cannot.
+    pub async fn finish_opening(&self) -> Result<(), SweepError> {
+        if self.opened_stale.load(Ordering::Relaxed) {
+            self.sweep(Change::Everything).await?;
+            self.opened_stale.store(false, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Re-measures the files `change` may have touched and stores their new validators.
+    pub async fn sweep(&self, change: Change) -> Result<(), SweepError> {
+        let _one_at_a_time = self.sweeping.lock().await;
+        self.sweep_locked(change).await
+    }
+
+    /// Re-measures a page a render found stale, unless a sweep has re-measured it since: a
+    /// burst of requests for a stale file costs one sweep, not one each.
+    async fn catch_up(&self, stale: Stale) -> Result<(), SweepError> {
+        let _one_at_a_time = self.sweeping.lock().await;
+        let still_stale = self
+            .site
+            .snapshot()
+            .page(stale.page_no)
+            .is_some_and(|served| served.page.fingerprint == stale.fingerprint);
+        if !still_stale {
+            return Ok(());
+        }
+        self.sweep_locked(Change::Ids(stale.range)).await
+    }
+
+    async fn sweep_locked(&self, mut change: Change) -> Result<(), SweepError> {
+        for _attempt in 0..SWEEP_TRIES {
+            let current = self.site.snapshot();
+            let files = files_to_measure(&current.layout, change);
+            let scanned = Measure::of(&self.site)
+                .scan(&current.layout, &files)
+                .await?;
+            let feeds = feeds::read(&self.site).await?;
+            let now = Utc::now().timestamp();
+            let measured = apply_scan(&current.layout, scanned, &self.site.style, now);
+            let mut whole_files = vec![WholeFile {
+                name: ROBOTS_FILE,
+                fingerprint: current.robots.validators.fingerprint,
+            }];
+            if let Some(feeds) = &feeds {
+                whole_files.extend([
+                    WholeFile {
+                        name: crate::feed::ATOM_FILE,
+                        fingerprint: Fingerprint::of(&feeds.atom),
+                    },
+                    WholeFile {
+                        name: crate::feed::RSS_FILE,
+                        fingerprint: Fingerprint::of(&feeds.rss),
+                    },
+                ]);
+            }
+            let proposal = Proposal {
+                layout: measured,
+                whole_files,
+            };
+            match self.save(&current.layout, &proposal, now).await? {
+                Saved::State(saved) => {
+                    let next =
+                        current.settled(&proposal.layout, &saved, feeds, self.site.publication());
+                    let index_changed = next.index.validators.changed_at >= now;
+                    self.site.install(next);
+                    report_skips(&current, &self.site.snapshot());
+                    if index_changed {
+                        announce::index_changed(&self.site, &self.notifier).await;
+                    }
+                    return Ok(());
+                }
+                Saved::BoundariesMoved => {
+                    // Start again from the other replica's state.
+                    self.reload().await?;
+                    change = Change::Everything;
+                }
+            }
+        }
+        Err(SweepError::Contended(SWEEP_TRIES))
+    }
+
+    /// Settles `proposal` against what is stored and saves it, compare-and-set: when another
+    /// replica saved the same boundaries meanwhile, settles again against what it saved.
+    async fn save(
+        &self,
+        started_from: &Layout,
+        proposal: &Proposal,
+        now: i64,
+    ) -> Result<Saved, StoreError> {
+        let store = &self.site.store;
+        for _attempt in 0..SWEEP_TRIES {
+            let stored = store.load_state(&self.site.key).await?;
+            let stored_boundaries: Vec<(i64, i64)> =
+                stored.0.iter().map(|p| (p.page_no, p.first_id)).collect();
+            if !stored.0.is_empty() && stored_boundaries != started_from.boundaries() {
+                return Ok(Saved::BoundariesMoved);
+            }
+            let next = proposal.settle(&self.site, &stored, now);
+            if store.replace_state(&self.site.key, &stored, &next).await? {
+                return Ok(Saved::State(next));
+            }
+        }
+        Ok(Saved::BoundariesMoved)
+    }
+
+    /// Replaces the served layout with what the database holds (another writer's work).
+    async fn reload(&self) -> Result<(), StoreError> {
+        let stored = self.site.store.load_state(&self.site.key).await?;
+        let next = self
+            .site
+            .snapshot()
+            .with_stored(&stored, self.site.publication());
+        self.site.install(next);
+        Ok(())
+    }
+}
+
+/// Indexes of the files `change` may have touched.
+fn files_to_measure(layout: &Layout, change: Change) -> Vec<usize> {
+    match change {
+        Change::Everything => (0..layout.0.len()).collect(),
+        Change::Ids(range) => layout.overlapping(range),
+    }
+}
+
+/// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.
+fn report_skips(before: &Snapshot, after: &Snapshot) {
+    let (old, new) = (before.layout.skipped(), after.layout.skipped());
+    if old != new && new.total() > 0 {
+        let summary: Vec<String> = new
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(r, n)| format!("{}={n}", r.as_str()))
+            .collect();
+        tracing::warn!(skipped = %summary.join(" "), "entries left out of the sitemaps; `sitemapd check` shows examples");
+    }
+}
