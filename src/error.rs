@@ -1,65 +1,7 @@
-//! What a request can fail with, and the one place that turns failures into status codes.
-//! Clients see a short reason, never internal detail; the detail, with every cause, goes to the
-//! log here, once.
+//! How a failure is reported: one line with every cause, `a: b: c`, written where the failure
+//! is handled (the HTTP layer for a request, the sweeper for a sweep, the command line at exit).
 
 use std::fmt;
-
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-
-use crate::answer::AnswerError;
-use crate::store::StoreError;
-
-#[derive(Debug, thiserror::Error)]
-pub enum HttpError {
-    #[error("not found")]
-    NotFound,
-    #[error("method not allowed")]
-    MethodNotAllowed,
-    #[error("could not answer")]
-    Unavailable(#[source] std::io::Error),
-    #[error("not ready")]
-    NotReady(#[source] StoreError),
-}
-
-impl From<AnswerError> for HttpError {
-    fn from(e: AnswerError) -> Self {
-        match e {
-            AnswerError::NotFound => Self::NotFound,
-            AnswerError::Unavailable(cause) => Self::Unavailable(cause),
-        }
-    }
-}
-
-impl IntoResponse for HttpError {
-    fn into_response(self) -> Response {
-        let (status, body) = match &self {
-            Self::NotFound => (StatusCode::NOT_FOUND, "not found\n"),
-            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
-            Self::Unavailable(_) | Self::NotReady(_) => {
-                tracing::warn!(error = %Chain(&self), "answering 503");
-                (StatusCode::SERVICE_UNAVAILABLE, "temporarily unavailable\n")
-            }
-        };
-        let mut response = (status, body).into_response();
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        match self {
-            Self::MethodNotAllowed => {
-                headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-            }
-            Self::Unavailable(_) | Self::NotReady(_) => {
-                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            }
-            Self::NotFound => {}
-        }
-        response
-    }
-}
 
 /// An error with its causes, one after another: `a: b: c`. For the one log line that reports
 /// a failure.
@@ -81,10 +23,13 @@ impl fmt::Display for Chain<'_> {
 mod tests {
     use super::*;
 
+    #[derive(Debug, thiserror::Error)]
+    #[error("could not answer")]
+    struct Outer(#[source] std::io::Error);
+
     #[test]
     fn a_chain_shows_every_cause() {
-        let io = std::io::Error::other("connection refused");
-        let e = HttpError::Unavailable(io);
+        let e = Outer(std::io::Error::other("connection refused"));
         assert_eq!(
             Chain(&e).to_string(),
             "could not answer: connection refused"

@@ -6,21 +6,28 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: environment and `.env` → validated [`config::Config`]. No I/O beyond reading them.
-//! - [`sitemap`]: entry rules ([`sitemap::Loc`] and friends), limits, the XML writer. Pure.
-//! - [`robots`]: robots.txt template rendering, strict validation, RFC 9309 matching. Pure.
-//! - [`stylesheet`]: `/sitemap.xsl`, which browsers show sitemaps with, and its validators.
-//! - [`store`]: every SQL statement, behind one interface for PostgreSQL, MySQL/MariaDB
-//!   and SQLite.
-//! - [`pages`]: which ids each sitemap file holds, and the scan that measures files.
-//! - [`site`]: the snapshot of validators every request reads, and the sweep that updates it.
-//! - [`render`]: a page's rows → XML → gzip, streamed.
-//! - [`cache`]: rendered pages in memory, single flight.
-//! - [`http`]: router, handlers, conditional requests; [`error`] maps failures to statuses.
-//! - [`import`]: `sitemapd import`, existing sitemap files → the built-in table, streamed.
-//! - [`metrics`]: Prometheus counters of one service.
-//! - [`notify`]: IndexNow submissions and sitemap pings when files change, paced and retried.
-//! - [`app`], [`cli`], [`commands`], [`demo`]: wiring and the command line.
+//! Two flows, each in a folder of its own, meet at the site's snapshot:
+//!
+//! - [`answer`], the read side: a request's site and file ([`answer::File`]) become a
+//!   [`answer::Document`] whose validators come from the snapshot alone, and whose body is opened
+//!   only when it is sent: bytes in memory, or a render ([`answer::render`]) streamed through
+//!   the single flight and the cache. [`http`] routes requests there and turns documents into
+//!   responses (`304`, HEAD, headers, the access log), nothing else.
+//! - [`sweep`], the write side: a change the database reports (or a render's stale report, or
+//!   the periodic tick) names the files to re-measure; they are measured, dated against what is
+//!   stored (settled), saved compare-and-set, installed as the next snapshot, and announced to
+//!   IndexNow. Retries and the refresh period are its schedule.
+//! - [`site`]: what both share: a site's settings, its files as id ranges ([`site::Layout`]) and
+//!   the [`site::Snapshot`] requests are answered from.
+//!
+//! Beneath them, pure rules and formats: [`sitemap`] (entry rules, limits, the XML writer),
+//! [`robots`] (robots.txt templates, validation, RFC 9309 matching), [`feed`] (Atom and RSS),
+//! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
+//! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
+//! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
+//! [`metrics`]. [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
+//! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
+//! the command line; [`error`] reports failures with their causes.
 
 pub mod answer;
 pub mod app;

@@ -5,7 +5,7 @@
 //! never renders or compresses.
 //!
 //! Open [`Reader::document`] first, then [`Reader::open`], [`render`] (rows → XML → gzip) and
-//! [`cache`] (single flight, and what is kept).
+//! `cache.rs` (single flight, and what is kept).
 
 mod cache;
 mod document;

@@ -6,6 +6,7 @@
 //! proxy or a client could otherwise poison caches with another host's URLs).
 
 pub mod conditional;
+mod error;
 pub mod routes;
 pub mod server;
 
@@ -25,10 +26,10 @@ use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
 use crate::config::BaseUrl;
-use crate::error::HttpError;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::site::Site;
 use conditional::{accepts_gzip, http_date, is_not_modified};
+use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
 
 /// Everything a handler needs; built once at start.
