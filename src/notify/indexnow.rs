@@ -18,53 +18,12 @@ use url::Url;
 
 use super::delivery::{self, Attempt};
 use super::{NotifyError, NotifyMetrics};
-use crate::config::BaseUrl;
+use crate::config::{BaseUrl, IndexNowKey};
 
 /// Most URLs one IndexNow request may carry (the protocol's limit).
 pub const MAX_URLS_PER_REQUEST: usize = 10_000;
 /// Most URLs waiting to be submitted, all hosts together.
 pub const PENDING_CAP: usize = 100_000;
-
-const KEY_LENGTHS: std::ops::RangeInclusive<usize> = 8..=128;
-
-/// An IndexNow key: 8 to 128 characters, each a letter, a digit or `-` (the protocol's rule).
-///
-/// Not a secret: the key file publishes it. Serve [`Self::as_str`] as the whole body of
-/// `<base>/` + [`Self::file_name`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IndexNowKey(String);
-
-impl IndexNowKey {
-    /// Parses a key; the error says what is expected.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        let valid_chars = value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-        if !valid_chars || !KEY_LENGTHS.contains(&value.len()) {
-            return Err("8 to 128 characters, each a letter, a digit or -".into());
-        }
-        // `sitemap-1.txt` is the text sitemap of file 1: a key file of that name would hide it.
-        if value.starts_with("sitemap") {
-            return Err(
-                "a key not starting with \"sitemap\" (its file would hide a text sitemap)".into(),
-            );
-        }
-        Ok(Self(value.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// Name of the key file: `<key>.txt`.
-    pub fn file_name(&self) -> String {
-        format!("{}.txt", self.0)
-    }
-}
-
-impl std::fmt::Display for IndexNowKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// What one IndexNow request names besides its URLs: the host, the key, and keyLocation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -415,14 +374,6 @@ mod tests {
 
     fn strs(urls: &[Arc<str>]) -> Vec<&str> {
         urls.iter().map(|u| &**u).collect()
-    }
-
-    #[test]
-    fn a_key_whose_file_would_hide_a_text_sitemap_is_refused() {
-        for key in ["sitemap-1", "sitemap-12", "sitemap_index", "sitemapfile"] {
-            assert!(IndexNowKey::parse(key).is_err(), "{key}");
-        }
-        assert!(IndexNowKey::parse("my-sitemap-key").is_ok());
     }
 
     #[test]

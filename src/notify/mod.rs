@@ -51,8 +51,8 @@ use tokio::sync::oneshot;
 use crate::config::{BaseUrl, NotifyConfig};
 use delivery::{Command, Drain, Policy};
 
-pub use indexnow::{HostSet, IndexNowKey};
-pub use ping::PingTemplate;
+pub use crate::config::{IndexNowKey, PingTemplate};
+pub use indexnow::HostSet;
 
 /// What the notifier can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
 use super::loc::Loc;
-use super::writer::Namespaces;
+use super::namespaces::Namespaces;
 use super::{SkipCounts, SkipReason};
 use crate::config::BaseUrl;
 use crate::robots::RobotsTxt;
@@ -306,27 +306,6 @@ impl EntryRules {
             }
         }
         accepted
-    }
-
-    /// Accepts `raw` and writes its `<url>` element into `element`, which is cleared first:
-    /// what the sweep measures and what the renderers send are built by this one call.
-    /// Extensions outside `declared` (namespaces the document root does not declare) are left out.
-    pub fn write(
-        &self,
-        raw: &RawEntry,
-        element: &mut Vec<u8>,
-        declared: Namespaces,
-    ) -> Result<Entry, SkipReason> {
-        let mut entry = self.accept(raw)?;
-        if !declared.xhtml {
-            entry.alternates.clear();
-        }
-        if !declared.image {
-            entry.images.clear();
-        }
-        element.clear();
-        super::writer::write_url(element, &entry);
-        Ok(entry)
     }
 
     fn disallowed_by_robots(&self, loc: &Loc) -> bool {

@@ -6,13 +6,15 @@
 
 pub mod entry;
 pub mod loc;
+mod namespaces;
 pub mod writer;
 
 use xxhash_rust::xxh3::Xxh3;
 
 pub use entry::{Entry, EntryRules, RawEntry};
 pub use loc::Loc;
-pub use writer::{write_url, DocumentStyle, Namespaces};
+pub use namespaces::Namespaces;
+pub use writer::{write_url, DocumentStyle};
 
 /// Most bytes one sitemap file may hold uncompressed (50 MiB).
 pub const MAX_FILE_BYTES: usize = 52_428_800;

@@ -6,7 +6,9 @@
 
 use quick_xml::escape::escape;
 
-use super::entry::{w3c_datetime, Entry};
+use super::entry::{w3c_datetime, Entry, EntryRules, RawEntry};
+use super::namespaces::Namespaces;
+use super::SkipReason;
 
 pub const SITEMAP_NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
 /// Namespace of `xhtml:link rel="alternate" hreflang` (alternate language versions).
@@ -14,61 +16,6 @@ pub const XHTML_NS: &str = "http://www.w3.org/1999/xhtml";
 /// Namespace of `image:image` (Google's image sitemap extension).
 pub const IMAGE_NS: &str = "http://www.google.com/schemas/sitemap-image/1.1";
 
-/// The extension namespaces a document declares on its root: only those its entries use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Namespaces {
-    pub xhtml: bool,
-    pub image: bool,
-}
-
-impl Namespaces {
-    pub const NONE: Self = Self {
-        xhtml: false,
-        image: false,
-    };
-    pub const XHTML: Self = Self {
-        xhtml: true,
-        image: false,
-    };
-    pub const IMAGE: Self = Self {
-        xhtml: false,
-        image: true,
-    };
-    pub const ALL: Self = Self {
-        xhtml: true,
-        image: true,
-    };
-
-    pub fn union(self, other: Self) -> Self {
-        Self {
-            xhtml: self.xhtml || other.xhtml,
-            image: self.image || other.image,
-        }
-    }
-
-    pub fn intersection(self, other: Self) -> Self {
-        Self {
-            xhtml: self.xhtml && other.xhtml,
-            image: self.image && other.image,
-        }
-    }
-
-    pub fn is_empty(self) -> bool {
-        self == Self::NONE
-    }
-
-    /// As stored in `sitemapd_pages.extensions`: 1 = xhtml, 2 = image.
-    pub fn bits(self) -> i64 {
-        i64::from(self.xhtml) | (i64::from(self.image) << 1)
-    }
-
-    pub fn from_bits(bits: i64) -> Self {
-        Self {
-            xhtml: bits & 1 != 0,
-            image: bits & 2 != 0,
-        }
-    }
-}
 const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 /// How documents look, the same for every file of a site.
@@ -153,6 +100,29 @@ pub fn write_url(out: &mut Vec<u8>, entry: &Entry) {
             });
         }
     });
+}
+
+impl EntryRules {
+    /// Accepts `raw` and writes its `<url>` element into `element`, which is cleared first:
+    /// what the sweep measures and what the renderers send are built by this one call.
+    /// Extensions outside `declared` (namespaces the document root does not declare) are left out.
+    pub fn write(
+        &self,
+        raw: &RawEntry,
+        element: &mut Vec<u8>,
+        declared: Namespaces,
+    ) -> Result<Entry, SkipReason> {
+        let mut entry = self.accept(raw)?;
+        if !declared.xhtml {
+            entry.alternates.clear();
+        }
+        if !declared.image {
+            entry.images.clear();
+        }
+        element.clear();
+        write_url(element, &entry);
+        Ok(entry)
+    }
 }
 
 fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {

@@ -12,8 +12,20 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::notify::{IndexNowKey, PingTemplate};
 use crate::robots::Environment;
+
+mod notify;
+mod sites_file;
+mod urls;
+
+use notify::notify_config;
+pub use notify::{
+    IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
+};
+use sites_file::read_sites_file;
+pub use sites_file::SiteConfig;
+use urls::redact_password;
+pub use urls::{BaseUrl, DatabaseKind, DatabaseUrl};
 
 /// Most URLs one sitemap file may hold (sitemaps.org).
 pub const MAX_URLS_PER_FILE: usize = 50_000;
@@ -52,185 +64,6 @@ pub enum LogFormat {
     Json,
 }
 
-/// The public origin and mount path every URL is built from.
-///
-/// Always ends with `/`, so "under the base" is a plain prefix test on the path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaseUrl(Url);
-
-impl BaseUrl {
-    /// Parses an absolute http(s) URL without query, fragment or credentials.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        let mut url = Url::parse(value.trim()).map_err(|e| format!("an absolute URL ({e})"))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err("an http:// or https:// URL".into());
-        }
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err("a URL with a host".into());
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err("a URL without query or fragment".into());
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err("a URL without user or password".into());
-        }
-        if !url.path().ends_with('/') {
-            let path = format!("{}/", url.path());
-            url.set_path(&path);
-        }
-        Ok(Self(url))
-    }
-
-    pub fn url(&self) -> &Url {
-        &self.0
-    }
-
-    /// The base as text, always ending with `/`.
-    pub fn as_str(&self) -> &str {
-        self.0.as_str()
-    }
-
-    /// The host name (parse guarantees there is one).
-    pub fn host(&self) -> &str {
-        self.0.host_str().unwrap_or_default()
-    }
-
-    /// The mount path, e.g. `/` or `/catalog/`.
-    pub fn path(&self) -> &str {
-        self.0.path()
-    }
-
-    /// Absolute URL of a file served under the mount path.
-    pub fn file_url(&self, file_name: &str) -> String {
-        format!("{}{}", self.as_str(), file_name)
-    }
-
-    /// Whether a Host header value names this site (any case, with or without the default
-    /// port, a trailing dot allowed).
-    pub fn is_named_by(&self, host: &str) -> bool {
-        let Ok(authority) = host.trim().parse::<axum::http::uri::Authority>() else {
-            return false;
-        };
-        let name = authority.host().trim_end_matches('.');
-        let port_ok = match authority.port_u16() {
-            Some(port) => Some(port) == self.0.port_or_known_default(),
-            None => self.0.port().is_none(),
-        };
-        port_ok && name.eq_ignore_ascii_case(self.0.host_str().unwrap_or_default())
-    }
-
-    /// Whether some Host header value would name both `self` and `other` (same host name, and
-    /// the same explicit port or none on both), so requests could not tell them apart.
-    pub fn shares_host_with(&self, other: &BaseUrl) -> bool {
-        let same_port = match (self.0.port(), other.0.port()) {
-            (None, None) => true,
-            _ => self.0.port_or_known_default() == other.0.port_or_known_default(),
-        };
-        same_port && self.host().eq_ignore_ascii_case(other.host())
-    }
-
-    /// `host` or `host:port` as a Host header names this site: lower case, without the
-    /// scheme's default port.
-    pub fn authority(&self) -> String {
-        let host = self.0.host_str().unwrap_or_default().to_ascii_lowercase();
-        match self.0.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        }
-    }
-}
-
-/// Which database the service reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DatabaseKind {
-    Postgres,
-    /// MySQL or MariaDB.
-    Mysql,
-    Sqlite,
-}
-
-/// A database URL plus the kind it names; Display never shows the password.
-#[derive(Clone, PartialEq, Eq)]
-pub struct DatabaseUrl {
-    raw: String,
-    kind: DatabaseKind,
-}
-
-impl DatabaseUrl {
-    pub fn parse(value: &str) -> Result<Self, String> {
-        let kind = if value.starts_with("postgres://") || value.starts_with("postgresql://") {
-            DatabaseKind::Postgres
-        } else if value.starts_with("mysql://") || value.starts_with("mariadb://") {
-            DatabaseKind::Mysql
-        } else if value.starts_with("sqlite:") {
-            DatabaseKind::Sqlite
-        } else {
-            return Err("a postgres://…, mysql://… or sqlite://… URL".into());
-        };
-        match kind {
-            DatabaseKind::Postgres => {
-                Url::parse(value).map_err(|e| format!("a valid postgres:// URL ({e})"))?;
-            }
-            DatabaseKind::Mysql => {
-                let url = Url::parse(value).map_err(|e| format!("a valid mysql:// URL ({e})"))?;
-                if url.path().trim_start_matches('/').is_empty() {
-                    return Err(
-                        "a mysql:// URL that names a database, e.g. mysql://user@host/cms".into(),
-                    );
-                }
-            }
-            DatabaseKind::Sqlite => {}
-        }
-        Ok(Self {
-            raw: value.to_string(),
-            kind,
-        })
-    }
-
-    pub fn kind(&self) -> DatabaseKind {
-        self.kind
-    }
-
-    /// The URL with its password, for the driver only.
-    pub fn expose(&self) -> &str {
-        &self.raw
-    }
-
-    /// The URL with any password replaced by `***`, safe for logs and errors.
-    pub fn redacted(&self) -> String {
-        redact_password(&self.raw)
-    }
-}
-
-impl std::fmt::Debug for DatabaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-impl std::fmt::Display for DatabaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-fn redact_password(raw: &str) -> String {
-    match Url::parse(raw) {
-        Ok(mut url) if url.password().is_some() => {
-            let _ = url.set_password(Some("***"));
-            url.to_string()
-        }
-        Ok(_) => raw.to_string(),
-        // Unparseable: do not risk echoing `user:secret@` back.
-        Err(_) => match (raw.find("://"), raw.rfind('@')) {
-            (Some(start), Some(at)) if at > start => {
-                format!("{}***{}", &raw[..start + 3], &raw[at..])
-            }
-            _ => raw.to_string(),
-        },
-    }
-}
-
 /// The validated configuration of one process.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -267,54 +100,6 @@ pub struct Config {
     pub routed_by_host: bool,
     /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
     pub stylesheet: bool,
-}
-
-/// What differs between the sites one process serves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteConfig {
-    /// The site's URLs: every entry must fall under it; robots.txt is at its host's root.
-    pub base_url: BaseUrl,
-    /// Where the site's sitemap files, feeds and stylesheet are published and served.
-    pub sitemaps_url: BaseUrl,
-    pub source: String,
-    pub robots_template: Option<PathBuf>,
-}
-
-/// One `[[site]]` table of SITEMAP_SITES_FILE, as written.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SiteEntry {
-    base_url: String,
-    sitemaps_url: Option<String>,
-    source: Option<String>,
-    robots_template: Option<PathBuf>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SitesFile {
-    site: Vec<SiteEntry>,
-}
-
-/// IndexNow endpoint used when `INDEXNOW_KEY` is set and `INDEXNOW_ENDPOINT` is not.
-pub const DEFAULT_INDEXNOW_ENDPOINT: &str = "https://api.indexnow.org/indexnow";
-
-/// Where and how often changes are announced (`INDEXNOW_*`, `SITEMAP_PING_URL`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotifyConfig {
-    /// `None` when `INDEXNOW_KEY` is unset: IndexNow is off.
-    pub indexnow: Option<IndexNowConfig>,
-    /// `None` when `SITEMAP_PING_URL` is unset: no ping.
-    pub ping: Option<PingTemplate>,
-    /// Least time between two requests to the same destination.
-    pub interval: Duration,
-}
-
-/// The IndexNow key this site proves ownership with, and where submissions go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexNowConfig {
-    pub key: IndexNowKey,
-    pub endpoint: Url,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -499,7 +284,7 @@ impl Config {
     }
 }
 
-fn parse_with<T>(
+pub(super) fn parse_with<T>(
     vars: &Vars,
     name: &'static str,
     default: &str,
@@ -554,7 +339,8 @@ fn database_url(vars: &Vars, defaults: &Defaults) -> Result<DatabaseUrl, ConfigE
     })
 }
 
-const SOURCE_EXPECTED: &str = "a table or view name (letters, digits, _), optionally schema.name";
+pub(super) const SOURCE_EXPECTED: &str =
+    "a table or view name (letters, digits, _), optionally schema.name";
 
 /// The source is an identifier, optionally schema-qualified; it is quoted when used, and
 /// restricting it to plain identifier characters keeps error messages and logs readable.
@@ -568,7 +354,7 @@ fn source_name(vars: &Vars) -> Result<String, ConfigError> {
     }
 }
 
-fn is_source_name(value: &str) -> bool {
+pub(super) fn is_source_name(value: &str) -> bool {
     let valid_part = |p: &str| {
         !p.is_empty()
             && p.len() <= 63
@@ -577,82 +363,6 @@ fn is_source_name(value: &str) -> bool {
     };
     let parts: Vec<&str> = value.split('.').collect();
     parts.len() <= 2 && parts.iter().all(|p| valid_part(p))
-}
-
-/// Reads SITEMAP_SITES_FILE: `[[site]]` tables with `base_url`, optional `sitemaps_url`
-/// (default: the base URL), `source` and `robots_template` (defaulting to SITEMAP_SOURCE and
-/// ROBOTS_TEMPLATE).
-///
-/// Requests are told apart by Host and path, so: one site per base URL host (robots.txt is one
-/// file per host), and one site per sitemaps URL. Sitemaps URLs may nest (`/shop/` and
-/// `/shop/outlet/` on one host): file names hold no `/`, so a request's directory names exactly
-/// one of them.
-fn read_sites_file(
-    path: &PathBuf,
-    default_source: &str,
-    default_template: Option<&PathBuf>,
-) -> Result<Vec<SiteConfig>, ConfigError> {
-    let shown = path.display().to_string();
-    let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it ({e})")))?;
-    let file: SitesFile = toml::from_str(&text).map_err(|e| {
-        let message = e.message().to_string();
-        fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template ({message})"
-        ))
-    })?;
-    if file.site.is_empty() {
-        return Err(fail("at least one [[site]] table".into()));
-    }
-    let mut sites: Vec<SiteConfig> = Vec::with_capacity(file.site.len());
-    for (n, entry) in file.site.into_iter().enumerate() {
-        let n = n + 1;
-        let base_url = BaseUrl::parse(&entry.base_url).map_err(|e| {
-            fail(format!(
-                "site {n}: base_url {:?} must be {e}",
-                entry.base_url
-            ))
-        })?;
-        let sitemaps_url = match &entry.sitemaps_url {
-            Some(value) => BaseUrl::parse(value)
-                .map_err(|e| fail(format!("site {n}: sitemaps_url {value:?} must be {e}")))?,
-            None => base_url.clone(),
-        };
-        let source = entry.source.unwrap_or_else(|| default_source.to_string());
-        if !is_source_name(&source) {
-            return Err(fail(format!(
-                "site {n}: source {source:?} must be {SOURCE_EXPECTED}"
-            )));
-        }
-        if let Some(other) = sites
-            .iter()
-            .position(|s| s.base_url.shares_host_with(&base_url))
-        {
-            return Err(fail(format!(
-                "site {n}: {} has the host of site {}; one site per host (one robots.txt per host)",
-                base_url.as_str(),
-                other + 1
-            )));
-        }
-        if let Some(other) = sites.iter().position(|s| {
-            s.sitemaps_url.shares_host_with(&sitemaps_url)
-                && s.sitemaps_url.path() == sitemaps_url.path()
-        }) {
-            return Err(fail(format!(
-                "site {n}: its sitemaps are published at {}, like those of site {}; \
-                 give each site its own sitemaps_url (it defaults to base_url)",
-                sitemaps_url.as_str(),
-                other + 1
-            )));
-        }
-        sites.push(SiteConfig {
-            base_url,
-            sitemaps_url,
-            source,
-            robots_template: entry.robots_template.or_else(|| default_template.cloned()),
-        });
-    }
-    Ok(sites)
 }
 
 fn cache_control(vars: &Vars) -> Result<String, ConfigError> {
@@ -699,66 +409,6 @@ fn check_agents(vars: &Vars) -> Result<Vec<String>, ConfigError> {
         ));
     }
     Ok(agents)
-}
-
-fn notify_config(vars: &Vars) -> Result<NotifyConfig, ConfigError> {
-    Ok(NotifyConfig {
-        indexnow: indexnow_config(vars)?,
-        ping: ping_template(vars)?,
-        interval: Duration::from_secs(parse_with(
-            vars,
-            "INDEXNOW_INTERVAL_SECS",
-            "60",
-            "an integer number of seconds from 1 to 86400",
-            |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
-        )?),
-    })
-}
-
-fn indexnow_config(vars: &Vars) -> Result<Option<IndexNowConfig>, ConfigError> {
-    const KEY: &str = "INDEXNOW_KEY";
-    const ENDPOINT: &str = "INDEXNOW_ENDPOINT";
-    let endpoint = vars.get(ENDPOINT).map(str::trim);
-    let Some(key) = vars.get(KEY).map(str::trim) else {
-        // An endpoint alone would silently do nothing: say so rather than start without IndexNow.
-        return match endpoint {
-            Some(value) => Err(ConfigError::new(
-                ENDPOINT,
-                value,
-                "set INDEXNOW_KEY too (IndexNow is off without a key)",
-            )),
-            None => Ok(None),
-        };
-    };
-    let key = IndexNowKey::parse(key).map_err(|expected| ConfigError::new(KEY, key, expected))?;
-    let endpoint = endpoint.unwrap_or(DEFAULT_INDEXNOW_ENDPOINT);
-    let endpoint = http_url(endpoint).map_err(|expected| ConfigError {
-        variable: ENDPOINT,
-        shown: format!("{:?}", redact_password(endpoint)),
-        expected,
-    })?;
-    Ok(Some(IndexNowConfig { key, endpoint }))
-}
-
-fn ping_template(vars: &Vars) -> Result<Option<PingTemplate>, ConfigError> {
-    const NAME: &str = "SITEMAP_PING_URL";
-    vars.get(NAME)
-        .map(|value| {
-            PingTemplate::parse(value).map_err(|expected| ConfigError {
-                variable: NAME,
-                shown: format!("{:?}", redact_password(value.trim())),
-                expected,
-            })
-        })
-        .transpose()
-}
-
-/// An absolute http(s) URL with a host.
-fn http_url(value: &str) -> Result<Url, String> {
-    match Url::parse(value) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
-        _ => Err("an absolute http:// or https:// URL".into()),
-    }
 }
 
 fn split_list(raw: &str) -> impl Iterator<Item = &str> {
