@@ -1,0 +1,192 @@
+//! The change log of MySQL and SQLite, which cannot notify a client: each consumer reads it
+//! after its own cursor, and turns what it finds into [`Change`]s.
+
+use futures::stream::{self, BoxStream, StreamExt};
+
+use super::{Change, IdRange, StoreError};
+
+/// How often the change log of a database that cannot notify (MySQL, SQLite) is read.
+const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Versions of a change log kept for consumers that lag; one that lags more re-reads everything
+/// (after a bulk load of more rows than this, that is the cheaper way anyway).
+const CHANGE_LOG_RETAINED: i64 = 100_000;
+
+/// What one read of a change log found after a consumer's cursor.
+///
+/// MySQL and SQLite cannot notify a client. Their triggers bump one counter row per source
+/// (`sitemapd_changes.version`: the row lock serialises writers, so versions follow commit
+/// order) and log the ids each version touched (`sitemapd_change_log`). Every consumer
+/// (replicas, or sites of one process sharing a source) reads the log after its own cursor, so
+/// none can take a change from another; the log is trimmed to [`CHANGE_LOG_RETAINED`] versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LogReading {
+    /// Lowest and highest version logged after the cursor: `None` when nothing is new.
+    pub first: Option<i64>,
+    pub last: Option<i64>,
+    /// The ids those versions touched.
+    pub touched: Option<IdRange>,
+    /// The source's highest id, where the backend watches it (MySQL: TRUNCATE fires no trigger).
+    pub top: Option<i64>,
+}
+
+impl LogReading {
+    /// A change-log query's row: columns `first`, `last`, `lo`, `hi` and `top` (NULL where the
+    /// backend does not watch the highest id), the same on every backend.
+    pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+    where
+        R: sqlx::Row,
+        &'static str: sqlx::ColumnIndex<R>,
+        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
+            (Some(first), Some(last)) => Some(IdRange { first, last }),
+            _ => None,
+        };
+        Ok(Self {
+            first: row.try_get("first")?,
+            last: row.try_get("last")?,
+            touched,
+            top: row.try_get("top")?,
+        })
+    }
+}
+
+/// Where a consumer of a change log stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LogCursor {
+    pub version: i64,
+    pub top: Option<i64>,
+}
+
+impl LogCursor {
+    /// The change `reading` reports, if any, moving the cursor past it.
+    fn advance(&mut self, reading: LogReading) -> Option<Change> {
+        let shrank = match (self.top, reading.top) {
+            (Some(was), Some(is)) => is < was,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        self.top = reading.top;
+        let Some(last) = reading.last else {
+            return shrank.then_some(Change::Everything);
+        };
+        // Versions are contiguous: a gap after the cursor means entries were trimmed.
+        let contiguous = reading.first == Some(self.version + 1);
+        self.version = last;
+        match reading.touched {
+            Some(range) if contiguous && !shrank => Some(Change::Ids(range)),
+            _ => Some(Change::Everything),
+        }
+    }
+}
+
+/// A change log as one consumer reads it (MySQL, SQLite): one source's log in one database.
+pub(crate) trait ChangeLog: Send + Sync + 'static {
+    /// What was logged after `version`.
+    fn read(
+        &self,
+        after: i64,
+    ) -> impl std::future::Future<Output = Result<LogReading, StoreError>> + Send;
+    /// Deletes what was logged up to `through`; a failure waits for the next trim.
+    fn trim(&self, through: i64) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// Reads `log` every [`CHANGE_POLL`] from `start` on, yielding each change and trimming the log
+/// behind it (to [`CHANGE_LOG_RETAINED`] versions). Read errors are retried at the next poll.
+pub(crate) fn poll_change_log<L: ChangeLog>(
+    start: LogCursor,
+    log: L,
+) -> BoxStream<'static, Change> {
+    let log = std::sync::Arc::new(log);
+    // What was logged before we started (a bulk load, say) is trimmed at the first poll.
+    let first_trim = start.version - CHANGE_LOG_RETAINED;
+    stream::unfold(
+        (start, Some(first_trim)),
+        move |(mut cursor, pending_trim)| {
+            let log = log.clone();
+            async move {
+                if let Some(through) = pending_trim {
+                    log.trim(through).await;
+                }
+                loop {
+                    tokio::time::sleep(CHANGE_POLL).await;
+                    let Ok(reading) = log.read(cursor.version).await else {
+                        continue;
+                    };
+                    if let Some(change) = cursor.advance(reading) {
+                        log.trim(cursor.version - CHANGE_LOG_RETAINED).await;
+                        return Some((change, (cursor, None)));
+                    }
+                }
+            }
+        },
+    )
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(first: i64, last: i64, top: Option<i64>) -> LogReading {
+        LogReading {
+            first: Some(first),
+            last: Some(last),
+            touched: Some(IdRange { first: 5, last: 9 }),
+            top,
+        }
+    }
+
+    #[test]
+    fn each_consumer_of_a_change_log_gets_every_change_after_its_own_cursor() {
+        let mut cursor = LogCursor {
+            version: 10,
+            top: Some(100),
+        };
+        let nothing = LogReading {
+            top: Some(100),
+            ..LogReading::default()
+        };
+        assert_eq!(cursor.advance(nothing), None);
+        assert_eq!(
+            cursor.advance(reading(11, 13, Some(100))),
+            Some(Change::Ids(IdRange { first: 5, last: 9 }))
+        );
+        assert_eq!(cursor.version, 13);
+        // Versions 14..=20 were trimmed before this consumer read them: it re-reads everything.
+        assert_eq!(
+            cursor.advance(reading(21, 22, Some(100))),
+            Some(Change::Everything)
+        );
+        assert_eq!(cursor.version, 22);
+    }
+
+    #[test]
+    fn a_table_that_shrank_without_a_logged_change_is_read_again_whole() {
+        let mut cursor = LogCursor {
+            version: 1,
+            top: Some(100),
+        };
+        // TRUNCATE: nothing logged, the highest id gone.
+        let truncated = LogReading::default();
+        assert_eq!(cursor.advance(truncated), Some(Change::Everything));
+        // Then a reload with fewer rows: logged, but the old files beyond must go too.
+        let mut cursor = LogCursor {
+            version: 1,
+            top: Some(100),
+        };
+        assert_eq!(
+            cursor.advance(reading(2, 40, Some(40))),
+            Some(Change::Everything)
+        );
+        let mut cursor = LogCursor {
+            version: 1,
+            top: None,
+        };
+        assert_eq!(
+            cursor.advance(reading(2, 2, Some(120))),
+            Some(Change::Ids(IdRange { first: 5, last: 9 }))
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! The values the store hands out and takes: id ranges, our state tables' rows (pages and whole
+//! files), IndexNow progress, and what the database says changed.
+
+use crate::sitemap::RawEntry;
+
+/// An inclusive range of entry ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdRange {
+    pub first: i64,
+    pub last: i64,
+}
+
+impl IdRange {
+    pub const ALL: IdRange = IdRange {
+        first: i64::MIN,
+        last: i64::MAX,
+    };
+
+    pub fn contains(&self, id: i64) -> bool {
+        (self.first..=self.last).contains(&id)
+    }
+
+    pub fn overlaps(&self, other: &IdRange) -> bool {
+        self.first <= other.last && other.first <= self.last
+    }
+}
+
+/// One sitemap file as stored in `sitemapd_pages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRecord {
+    pub page_no: i64,
+    /// Lowest id the page may hold; the page ends where the next one starts.
+    pub first_id: i64,
+    pub urls: i64,
+    pub bytes: i64,
+    pub fingerprint: String,
+    /// Unix seconds of the last change of the page's bytes.
+    pub changed_at: i64,
+    /// Extension namespaces the file declares ([`Namespaces::bits`]).
+    pub extensions: i64,
+}
+
+/// Rows of extension tables read for a run of entries: `(entry_id, row)` in entry order.
+pub type Keyed<T> = Vec<(i64, T)>;
+
+/// Where IndexNow submission has got to: every entry up to this (lastmod, id) was submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SubmittedThrough {
+    /// `lastmod` in microseconds since the epoch.
+    pub lastmod_us: i64,
+    pub id: i64,
+}
+
+/// Entries modified after a [`SubmittedThrough`], and where the last of them stands.
+#[derive(Debug, Default)]
+pub struct Modified {
+    pub entries: Vec<RawEntry>,
+    /// The position of the last entry as the database orders them: the next query starts
+    /// after it. Taken from the database's own reading of `lastmod`, which may be coarser
+    /// than the one decoded for the entry (SQLite compares text dates to the millisecond).
+    pub through: Option<SubmittedThrough>,
+}
+
+impl Modified {
+    /// For backends whose comparisons see `lastmod` exactly as it is decoded.
+    pub(super) fn from_entries(entries: Vec<RawEntry>) -> Self {
+        let through = entries.last().and_then(|last| {
+            Some(SubmittedThrough {
+                lastmod_us: last.lastmod?.timestamp_micros(),
+                id: last.id,
+            })
+        });
+        Self { entries, through }
+    }
+}
+
+/// A whole file whose validators are stored in `sitemapd_files` (the index, robots.txt).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub name: String,
+    pub fingerprint: String,
+    pub changed_at: i64,
+}
+
+/// Reading our state tables' rows, the same for every backend.
+macro_rules! from_row {
+    ($record:ident { $($field:ident),* }) => {
+        impl $record {
+            pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+            where
+                R: sqlx::Row,
+                &'static str: sqlx::ColumnIndex<R>,
+                i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+                String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+            {
+                Ok(Self { $($field: row.try_get(stringify!($field))?),* })
+            }
+        }
+    };
+}
+
+from_row!(PageRecord {
+    page_no,
+    first_id,
+    urls,
+    bytes,
+    fingerprint,
+    changed_at,
+    extensions
+});
+from_row!(FileRecord {
+    name,
+    fingerprint,
+    changed_at
+});
+
+/// Pages and files as saved together.
+pub type SavedState = (Vec<PageRecord>, Vec<FileRecord>);
+
+/// What the database says changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Rows with ids in this range were inserted, updated or deleted.
+    Ids(IdRange),
+    /// Anything may have changed (a TRUNCATE, or a lost notification connection).
+    Everything,
+}
