@@ -1,7 +1,6 @@
 //! Validators, conditional requests, stable files and single flight.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use crate::helpers::*;
 
@@ -264,14 +263,12 @@ async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
     let before = header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string();
     db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 250")
         .await;
-    let mut now = before.clone();
-    for _ in 0..200 {
-        now = header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string();
-        if now != before {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let app = &app;
+    let now = eventually(
+        move || async move { header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string() },
+        |now| *now != before,
+    )
+    .await;
     assert_ne!(
         now, before,
         "the change the table's triggers record reaches the service"
@@ -299,17 +296,16 @@ async fn a_change_reaches_every_replica_without_a_manual_sweep(backend: Backend)
     db.exec("UPDATE sitemap_entries SET changefreq = 'daily' WHERE id = 250")
         .await;
     for app in [&first, &second] {
-        let mut now = before.clone();
-        for _ in 0..200 {
-            now = [
-                etag(app, "/sitemap-1.xml.gz").await,
-                etag(app, "/sitemap-3.xml.gz").await,
-            ];
-            if now[0] != before[0] && now[1] != before[1] {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let now = eventually(
+            move || async move {
+                [
+                    etag(app, "/sitemap-1.xml.gz").await,
+                    etag(app, "/sitemap-3.xml.gz").await,
+                ]
+            },
+            |now| now[0] != before[0] && now[1] != before[1],
+        )
+        .await;
         assert!(
             now[0] != before[0] && now[1] != before[1],
             "{before:?} {now:?}"
@@ -334,14 +330,12 @@ async fn a_text_render_of_changed_rows_sets_the_sweep_going(backend: Backend) {
         .await;
     let live = app.get("/sitemap.txt").await.text().await.unwrap();
     assert_eq!(live.lines().count(), 3, "{live}");
-    let mut now = before.clone();
-    for _ in 0..200 {
-        now = header(&app.get("/sitemap.txt").await, "etag").to_string();
-        if now != before {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let app = &app;
+    let now = eventually(
+        move || async move { header(&app.get("/sitemap.txt").await, "etag").to_string() },
+        |now| *now != before,
+    )
+    .await;
     assert_ne!(now, before, "the render's finding reaches the validators");
 }
 
@@ -349,14 +343,12 @@ async fn a_text_render_of_changed_rows_sets_the_sweep_going(backend: Backend) {
 async fn a_truncate_shows_without_a_manual_sweep(backend: Backend) {
     let (db, app) = three_pages(backend).await;
     db.exec("TRUNCATE sitemap_entries").await;
-    let mut pages = Vec::new();
-    for _ in 0..200 {
-        pages = app.index_pages().await;
-        if pages.len() == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let app = &app;
+    let pages = eventually(
+        move || async move { app.index_pages().await },
+        |pages| pages.len() == 1,
+    )
+    .await;
     assert_eq!(pages, vec!["sitemap-1.xml.gz"]);
     // The empty urlset: the one document the schema rejects, by the usual convention.
     let page = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
@@ -385,9 +377,12 @@ async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
             app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap()
         }));
     }
-    while app.metric("sitemapd_render_followers_total").await < 99.0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let followers = eventually(
+        || app.metric("sitemapd_render_followers_total"),
+        |n| *n >= 99.0,
+    )
+    .await;
+    assert_eq!(followers, 99.0, "every request joins the one render");
     held.release().await;
     let mut bodies = Vec::new();
     for t in tasks {

@@ -1,8 +1,6 @@
 //! The README's MySQL views over CMS tables (WordPress's `wp_posts`, a PHP `articles` table),
 //! read from the README itself and served from MariaDB: what they promise is what is served.
 
-use std::time::Duration;
-
 use crate::helpers::*;
 
 /// The ```sql block of README.md that creates `view`, with its database prefixes removed (the
@@ -98,14 +96,12 @@ async fn publishing_a_draft_shows_within_the_refresh_period() {
     let (db, app) = wordpress().await;
     db.exec("UPDATE wp_posts SET post_status = 'publish', post_modified_gmt = '2024-06-01 12:00:00' WHERE ID = 4")
         .await;
-    let mut served = Vec::new();
-    for _ in 0..100 {
-        served = locs(urlset(&app).await.as_bytes());
-        if served.len() == 5 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let app_ref = &app;
+    let served = eventually(
+        move || async move { locs(urlset(app_ref).await.as_bytes()) },
+        |served| served.len() == 5,
+    )
+    .await;
     assert!(
         served.contains(&"https://blog.example.com/2024/04/not-yet/".to_string()),
         "{served:?}"

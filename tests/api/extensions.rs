@@ -1,8 +1,6 @@
 //! Extensions: alternates (`xhtml:link`) and images (`image:image`) from their tables, with
 //! their namespaces declared only in files that use them, valid against the extension schemas.
 
-use std::time::Duration;
-
 use crate::helpers::*;
 
 crate::on_each_database!(
@@ -125,14 +123,7 @@ async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there(b
     let before = [etag(1).await, etag(2).await, etag(3).await];
     db.insert_images(&[(250, "https://cdn.example.net/new.jpg")])
         .await;
-    let mut now = before[2].clone();
-    for _ in 0..200 {
-        now = etag(3).await;
-        if now != before[2] {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let now = eventually(|| etag(3), |now| *now != before[2]).await;
     assert_ne!(
         now, before[2],
         "the image table's trigger reaches the service"

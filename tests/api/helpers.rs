@@ -740,3 +740,24 @@ pub fn header<'a>(resp: &'a reqwest::Response, name: &str) -> &'a str {
         .map(|v| v.to_str().unwrap())
         .unwrap_or("")
 }
+
+/// How long a test waits for something to happen (a change to reach the service, a server to
+/// come up). Generous: it bounds a wait, it asserts no timing.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Polls `probe` until `done` holds for what it returns, or [`PATIENCE`] has passed; returns
+/// the last value either way, so the caller's assertion says what was seen.
+pub async fn eventually<T, F, Fut>(mut probe: F, done: impl Fn(&T) -> bool) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let value = probe().await;
+        if done(&value) || tokio::time::Instant::now() >= deadline {
+            return value;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

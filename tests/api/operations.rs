@@ -2,7 +2,6 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use crate::helpers::*;
 
@@ -159,16 +158,20 @@ fn start_server(db_url: &str, extra: &[(&str, &str)]) -> (Child, String) {
 }
 
 async fn wait_healthy(addr: &str) {
-    let client = reqwest::Client::new();
-    for _ in 0..600 {
-        if let Ok(r) = client.get(format!("http://{addr}/healthz")).send().await {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server did not come up");
+    let client = &reqwest::Client::new();
+    let url = &format!("http://{addr}/healthz");
+    let healthy = eventually(
+        move || async move {
+            client
+                .get(url)
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == 200)
+        },
+        |healthy| *healthy,
+    )
+    .await;
+    assert!(healthy, "server did not come up");
 }
 
 #[tokio::test]
