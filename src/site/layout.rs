@@ -49,7 +49,7 @@ impl Page {
             first_id: self.first_id,
             urls: self.urls as i64,
             bytes: self.bytes as i64,
-            fingerprint: self.fingerprint.hex(),
+            fingerprint: self.fingerprint,
             changed_at: self.changed_at,
             extensions: self.namespaces.bits(),
         }
@@ -62,7 +62,7 @@ impl Page {
             first_id: r.first_id,
             urls: r.urls.max(0) as usize,
             bytes: r.bytes.max(0) as usize,
-            fingerprint: Fingerprint::parse_hex(&r.fingerprint).unwrap_or(Fingerprint(0)),
+            fingerprint: r.fingerprint,
             changed_at: r.changed_at,
             namespaces: Namespaces::from_bits(r.extensions),
             skipped: SkipCounts::default(),

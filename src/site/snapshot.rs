@@ -212,7 +212,7 @@ impl SmallDoc {
 
 fn validators_of(f: &FileRecord) -> Validators {
     Validators {
-        fingerprint: Fingerprint::parse_hex(&f.fingerprint).unwrap_or(Fingerprint(0)),
+        fingerprint: f.fingerprint,
         changed_at: f.changed_at,
     }
 }

@@ -270,7 +270,7 @@ impl PgStore {
             .bind(p.first_id)
             .bind(p.urls)
             .bind(p.bytes)
-            .bind(&p.fingerprint)
+            .bind(p.fingerprint.hex())
             .bind(p.changed_at)
             .bind(p.extensions)
             .execute(&mut *tx)
@@ -283,7 +283,7 @@ impl PgStore {
             )
             .bind(site)
             .bind(&f.name)
-            .bind(&f.fingerprint)
+            .bind(f.fingerprint.hex())
             .bind(f.changed_at)
             .execute(&mut *tx)
             .await?;

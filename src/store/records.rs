@@ -1,7 +1,7 @@
 //! The values the store hands out and takes: id ranges, our state tables' rows (pages and whole
 //! files), IndexNow progress, and what the database says changed.
 
-use crate::sitemap::RawEntry;
+use crate::sitemap::{Fingerprint, RawEntry};
 
 /// An inclusive range of entry ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct PageRecord {
     pub first_id: i64,
     pub urls: i64,
     pub bytes: i64,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     /// Unix seconds of the last change of the page's bytes.
     pub changed_at: i64,
     /// Extension namespaces the file declares ([`Namespaces::bits`]).
@@ -78,41 +78,55 @@ impl Modified {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRecord {
     pub name: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub changed_at: i64,
 }
 
-/// Reading our state tables' rows, the same for every backend.
-macro_rules! from_row {
-    ($record:ident { $($field:ident),* }) => {
-        impl $record {
-            pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
-            where
-                R: sqlx::Row,
-                &'static str: sqlx::ColumnIndex<R>,
-                i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-                String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-            {
-                Ok(Self { $($field: row.try_get(stringify!($field))?),* })
-            }
-        }
-    };
+impl PageRecord {
+    /// A row of `sitemapd_pages`.
+    pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+    where
+        R: sqlx::Row,
+        &'static str: sqlx::ColumnIndex<R>,
+        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        Ok(Self {
+            page_no: row.try_get("page_no")?,
+            first_id: row.try_get("first_id")?,
+            urls: row.try_get("urls")?,
+            bytes: row.try_get("bytes")?,
+            fingerprint: fingerprint_of(row.try_get("fingerprint")?)?,
+            changed_at: row.try_get("changed_at")?,
+            extensions: row.try_get("extensions")?,
+        })
+    }
 }
 
-from_row!(PageRecord {
-    page_no,
-    first_id,
-    urls,
-    bytes,
-    fingerprint,
-    changed_at,
-    extensions
-});
-from_row!(FileRecord {
-    name,
-    fingerprint,
-    changed_at
-});
+impl FileRecord {
+    /// A row of `sitemapd_files`.
+    pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
+    where
+        R: sqlx::Row,
+        &'static str: sqlx::ColumnIndex<R>,
+        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+        String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    {
+        Ok(Self {
+            name: row.try_get("name")?,
+            fingerprint: fingerprint_of(row.try_get("fingerprint")?)?,
+            changed_at: row.try_get("changed_at")?,
+        })
+    }
+}
+
+/// A stored fingerprint; anything but 32 hex digits is a decoding error, not fingerprint 0.
+fn fingerprint_of(hex: String) -> Result<Fingerprint, sqlx::Error> {
+    Fingerprint::parse_hex(&hex).ok_or_else(|| sqlx::Error::ColumnDecode {
+        index: "fingerprint".into(),
+        source: format!("{hex:?} is not a fingerprint (32 hex digits)").into(),
+    })
+}
 
 /// Pages and files as saved together.
 pub type SavedState = (Vec<PageRecord>, Vec<FileRecord>);

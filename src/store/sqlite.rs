@@ -275,7 +275,7 @@ impl SqliteStore {
             .bind(p.first_id)
             .bind(p.urls)
             .bind(p.bytes)
-            .bind(&p.fingerprint)
+            .bind(p.fingerprint.hex())
             .bind(p.changed_at)
             .bind(p.extensions)
             .execute(&mut *tx)
@@ -288,7 +288,7 @@ impl SqliteStore {
             )
             .bind(site)
             .bind(&f.name)
-            .bind(&f.fingerprint)
+            .bind(f.fingerprint.hex())
             .bind(f.changed_at)
             .execute(&mut *tx)
             .await?;

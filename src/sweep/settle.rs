@@ -31,7 +31,7 @@ impl Proposal {
             let before = stored_pages
                 .iter()
                 .find(|s| s.page_no == page.no)
-                .map(|s| (s.fingerprint.as_str(), s.changed_at));
+                .map(|s| (s.fingerprint, s.changed_at));
             page.changed_at = settle_time(before, page.fingerprint, now);
         }
         let index = layout.index_document(&site.style, &site.files);
@@ -39,10 +39,10 @@ impl Proposal {
             let before = stored_files
                 .iter()
                 .find(|f| f.name == name)
-                .map(|s| (s.fingerprint.as_str(), s.changed_at));
+                .map(|s| (s.fingerprint, s.changed_at));
             FileRecord {
                 name: name.to_string(),
-                fingerprint: fingerprint.hex(),
+                fingerprint,
                 changed_at: settle_time(before, fingerprint, now),
             }
         };
@@ -54,9 +54,9 @@ impl Proposal {
 }
 
 /// Unchanged bytes keep their time; changed bytes get `now`, but always after the stored time.
-fn settle_time(stored: Option<(&str, i64)>, fingerprint: Fingerprint, now: i64) -> i64 {
+fn settle_time(stored: Option<(Fingerprint, i64)>, fingerprint: Fingerprint, now: i64) -> i64 {
     match stored {
-        Some((fp, at)) if fp == fingerprint.hex() => at,
+        Some((fp, at)) if fp == fingerprint => at,
         Some((_, at)) => now.max(at + 1),
         None => now,
     }
@@ -69,9 +69,10 @@ mod tests {
     #[test]
     fn a_changed_file_moves_forward_even_within_the_same_second() {
         let fp = Fingerprint(1);
-        assert_eq!(settle_time(Some((&fp.hex(), 50)), fp, 60), 50);
-        assert_eq!(settle_time(Some(("other", 60)), fp, 60), 61);
-        assert_eq!(settle_time(Some(("other", 10)), fp, 60), 60);
+        let other = Fingerprint(2);
+        assert_eq!(settle_time(Some((fp, 50)), fp, 60), 50);
+        assert_eq!(settle_time(Some((other, 60)), fp, 60), 61);
+        assert_eq!(settle_time(Some((other, 10)), fp, 60), 60);
         assert_eq!(settle_time(None, fp, 60), 60);
     }
 }

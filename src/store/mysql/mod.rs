@@ -305,7 +305,7 @@ impl MySqlStore {
                     .push_bind(p.first_id)
                     .push_bind(p.urls)
                     .push_bind(p.bytes)
-                    .push_bind(&p.fingerprint)
+                    .push_bind(p.fingerprint.hex())
                     .push_bind(p.changed_at)
                     .push_bind(p.extensions);
             });
@@ -318,7 +318,7 @@ impl MySqlStore {
             )
             .bind(site)
             .bind(&f.name)
-            .bind(&f.fingerprint)
+            .bind(f.fingerprint.hex())
             .bind(f.changed_at)
             .execute(&mut *tx)
             .await?;
