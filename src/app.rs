@@ -12,7 +12,7 @@ use chrono::Utc;
 use tokio::net::TcpListener;
 
 use crate::answer::Reader;
-use crate::config::Config;
+use crate::config::{Config, SiteConfig};
 use crate::http::{self, App};
 use crate::metrics::Metrics;
 use crate::notify::Notifier;
@@ -72,8 +72,8 @@ pub struct ServedRobots {
 }
 
 /// Renders and validates robots.txt; a template error stops the start with its line number.
-pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
-    let template = match &config.robots_template {
+pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots, StartError> {
+    let template = match &site.robots_template {
         None => robots::BUILTIN_TEMPLATE.to_string(),
         Some(path) => {
             std::fs::read_to_string(path).map_err(|cause| StartError::TemplateUnreadable {
@@ -83,8 +83,8 @@ pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
         }
     };
     let context = RobotsContext {
-        base_url: config.base_url.as_str().to_string(),
-        sitemap_index_url: config.index_url(),
+        base_url: site.base_url.as_str().to_string(),
+        sitemap_index_url: site.index_url(),
         environment: config.environment,
         extra_sitemaps: config.extra_sitemaps.clone(),
     };
@@ -98,9 +98,9 @@ pub fn served_robots(config: &Config) -> Result<ServedRobots, StartError> {
 }
 
 /// The rules every entry passes, with robots.txt consistency applied.
-pub fn entry_rules(config: &Config, robots: &ServedRobots) -> EntryRules {
+pub fn entry_rules(config: &Config, site: &SiteConfig, robots: &ServedRobots) -> EntryRules {
     EntryRules::new(
-        config.base_url.clone(),
+        site.base_url.clone(),
         Some(robots.rules.clone()),
         config.check_agents.clone(),
     )
@@ -123,9 +123,7 @@ impl Service {
         // Every template is checked before anything else happens.
         let mut prepared = Vec::with_capacity(config.sites.len());
         for site in &config.sites {
-            let config = config.for_site(site);
-            let robots = served_robots(&config)?;
-            prepared.push((config, robots));
+            prepared.push((site, served_robots(config, site)?));
         }
         let store = Store::connect(config).await?;
         store.migrate().await?;
@@ -135,11 +133,11 @@ impl Service {
         );
         let mut sites = Vec::with_capacity(prepared.len());
         let mut sweepers = Vec::with_capacity(prepared.len());
-        for (config, robots) in prepared {
-            let settings = site_settings(&config, robots);
+        for (site_config, robots) in prepared {
+            let settings = site_settings(config, site_config, robots);
             let (site, stale) = Site::new(
                 settings,
-                store.for_source(&config.source),
+                store.for_source(&site_config.source),
                 Utc::now().timestamp(),
             );
             let sweeper = Sweeper::open(
@@ -216,19 +214,19 @@ impl Service {
 }
 
 /// What a site is, from its configuration and robots.txt.
-fn site_settings(config: &Config, robots: ServedRobots) -> SiteSettings {
+fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> SiteSettings {
     SiteSettings {
-        rules: entry_rules(config, &robots),
+        rules: entry_rules(config, site, &robots),
         style: DocumentStyle {
             stylesheet: config
                 .stylesheet
-                .then(|| config.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
+                .then(|| site.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
         },
-        base: config.base_url.clone(),
-        files: config.sitemaps_url.clone(),
+        base: site.base_url.clone(),
+        files: site.sitemaps_url.clone(),
         page_size: config.page_size,
         feed_size: config.feed_size,
-        source: config.source.clone(),
+        source: site.source.clone(),
         robots_body: Bytes::from(robots.body),
     }
 }

@@ -158,7 +158,7 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
             addr: config.bind_addr.to_string(),
             cause,
         })?;
-    tracing::info!(addr = %config.bind_addr, base = %config.base_url.as_str(), database = %config.database_url, "listening");
+    tracing::info!(addr = %config.bind_addr, base = %config.first_site().base_url.as_str(), sites = config.sites.len(), database = %config.database_url, "listening");
     service.serve(listener, shutdown_signal()).await;
     Ok(0)
 }

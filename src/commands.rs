@@ -8,7 +8,7 @@ use futures::TryStreamExt;
 
 use crate::answer::render;
 use crate::app::{self, StartError};
-use crate::config::{BaseUrl, Config};
+use crate::config::{BaseUrl, Config, SiteConfig};
 use crate::import::{self, Input};
 use crate::site::{page_file_name, text_file_name, Page, Site};
 use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
@@ -35,13 +35,13 @@ pub async fn check(config: &Config) -> Result<i32, StartError> {
         if config.sites.len() > 1 {
             println!("site {}", site.base_url.as_str());
         }
-        worst = worst.max(check_site(&config.for_site(site)).await?);
+        worst = worst.max(check_site(config, site).await?);
     }
     Ok(worst)
 }
 
-async fn check_site(config: &Config) -> Result<i32, StartError> {
-    let robots = match app::served_robots(config) {
+async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartError> {
+    let robots = match app::served_robots(config, site) {
         Ok(robots) => robots,
         Err(e) => {
             println!("robots.txt: INVALID: {e}");
@@ -49,8 +49,8 @@ async fn check_site(config: &Config) -> Result<i32, StartError> {
         }
     };
     println!("robots.txt: valid");
-    let rules = app::entry_rules(config, &robots);
-    let store = Store::connect(config).await?;
+    let rules = app::entry_rules(config, site, &robots);
+    let store = Store::connect(config).await?.for_source(&site.source);
     let mut served = 0u64;
     let mut skipped = SkipCounts::default();
     let mut examples: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
@@ -99,7 +99,8 @@ async fn check_site(config: &Config) -> Result<i32, StartError> {
 
 /// Says whether robots.txt allows `url` for `agent`, and which rule decided.
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
-    let served = crate::robots::RobotsTxt::parse(&app::served_robots(config)?.body)?;
+    let site = config.first_site();
+    let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
     let path = path_of(url);
     let verdict = served.evaluate(agent, &path);
     let word = if verdict.allowed {
@@ -235,8 +236,9 @@ async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result
 /// Loads a sitemap (or an index and its files) into the built-in table and prints a summary;
 /// exit 1 when an entry was skipped or a file failed.
 pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
-    let robots = app::served_robots(config)?;
-    let rules = app::entry_rules(config, &robots);
+    let site = config.first_site();
+    let robots = app::served_robots(config, site)?;
+    let rules = app::entry_rules(config, site, &robots);
     let store = Store::connect(config).await?;
     store.migrate().await?;
     let mut progress = Progress::new("entries imported");

@@ -67,17 +67,11 @@ pub enum LogFormat {
 /// The validated configuration of one process.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub base_url: BaseUrl,
-    /// Where the sitemap files are published (`sitemaps_url` of SITEMAP_SITES_FILE): the
-    /// base URL unless they live on another host or path (cross-submission).
-    pub sitemaps_url: BaseUrl,
     pub database_url: DatabaseUrl,
     pub bind_addr: SocketAddr,
-    pub source: String,
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
-    pub robots_template: Option<PathBuf>,
     pub environment: Environment,
     pub extra_sitemaps: Vec<String>,
     pub check_agents: Vec<String>,
@@ -92,9 +86,9 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
-    /// Every site this process serves: one from the variables above, or those of
-    /// SITEMAP_SITES_FILE (then `base_url`, `sitemaps_url` and `source` above are the first
-    /// site's).
+    /// Every site this process serves, at least one: the one SITEMAP_BASE_URL, SITEMAP_SOURCE
+    /// and ROBOTS_TEMPLATE describe, or those of SITEMAP_SITES_FILE. Everything else above is
+    /// shared by all.
     pub sites: Vec<SiteConfig>,
     /// Whether requests are routed by their Host header (SITEMAP_SITES_FILE is set).
     pub routed_by_host: bool,
@@ -164,13 +158,9 @@ impl Config {
                 }]
             }
         };
-        let first = sites[0].clone();
         Ok(Self {
-            base_url: first.base_url,
-            sitemaps_url: first.sitemaps_url,
             database_url: database_url(vars, defaults)?,
             bind_addr,
-            source: first.source,
             page_size: parse_with(
                 vars,
                 "SITEMAP_PAGE_SIZE",
@@ -190,7 +180,6 @@ impl Config {
                 "an integer number of seconds from 1 to 86400",
                 |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
             )?),
-            robots_template: first.robots_template,
             environment: parse_with(
                 vars,
                 "SITEMAP_ENV",
@@ -266,21 +255,9 @@ impl Config {
         })
     }
 
-    /// The configuration of one of [`Config::sites`]: this one with that site's base URL,
-    /// sitemaps URL, source and robots template.
-    pub fn for_site(&self, site: &SiteConfig) -> Config {
-        Config {
-            base_url: site.base_url.clone(),
-            sitemaps_url: site.sitemaps_url.clone(),
-            source: site.source.clone(),
-            robots_template: site.robots_template.clone(),
-            ..self.clone()
-        }
-    }
-
-    /// Absolute URL of the sitemap index, where it is published.
-    pub fn index_url(&self) -> String {
-        self.sitemaps_url.file_url("sitemap_index.xml")
+    /// The first (with no sites file, the only) site.
+    pub fn first_site(&self) -> &SiteConfig {
+        &self.sites[0]
     }
 }
 
@@ -435,9 +412,12 @@ mod tests {
     #[test]
     fn base_url_gets_a_trailing_slash() {
         let cfg = config(&[("SITEMAP_BASE_URL", "https://example.com/catalog")]).unwrap();
-        assert_eq!(cfg.base_url.as_str(), "https://example.com/catalog/");
         assert_eq!(
-            cfg.index_url(),
+            cfg.first_site().base_url.as_str(),
+            "https://example.com/catalog/"
+        );
+        assert_eq!(
+            cfg.first_site().index_url(),
             "https://example.com/catalog/sitemap_index.xml"
         );
     }
@@ -648,7 +628,7 @@ mod tests {
         let site = &cfg.sites[0];
         assert_eq!(site.sitemaps_url, site.base_url);
         assert_eq!(
-            cfg.index_url(),
+            cfg.first_site().index_url(),
             "https://a.example.com/blog/sitemap_index.xml"
         );
     }
@@ -661,7 +641,7 @@ mod tests {
              sitemaps_url = \"https://sitemaps.example.net/b\"\n",
         )
         .unwrap();
-        let b = cfg.for_site(&cfg.sites[1]);
+        let b = &cfg.sites[1];
         assert_eq!(b.base_url.as_str(), "https://b.example.org/");
         assert_eq!(b.sitemaps_url.as_str(), "https://sitemaps.example.net/b/");
         assert_eq!(

@@ -15,6 +15,13 @@ pub struct SiteConfig {
     pub robots_template: Option<PathBuf>,
 }
 
+impl SiteConfig {
+    /// Absolute URL of the site's sitemap index, where it is published.
+    pub fn index_url(&self) -> String {
+        self.sitemaps_url.file_url("sitemap_index.xml")
+    }
+}
+
 /// One `[[site]]` table of SITEMAP_SITES_FILE, as written.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -77,7 +77,7 @@ impl PgStore {
             .connect_lazy_with(options);
         Ok(Self {
             pool,
-            queries: std::sync::Arc::new(Queries::new(&config.source)),
+            queries: std::sync::Arc::new(Queries::new(&config.first_site().source)),
         })
     }
 

@@ -74,7 +74,7 @@ impl SqliteStore {
             .connect_lazy_with(options);
         Ok(Self {
             pool,
-            queries: std::sync::Arc::new(Queries::new(&config.source)),
+            queries: std::sync::Arc::new(Queries::new(&config.first_site().source)),
         })
     }
 

@@ -168,7 +168,7 @@ impl Service {
     fn submit(&self, urls: &[&str]) {
         let hosts = self
             .notifier
-            .host_set(&self.config.base_url)
+            .host_set(&self.config.first_site().base_url)
             .expect("IndexNow is on");
         self.notifier
             .submit(&hosts, urls.iter().map(|u| u.to_string()))
@@ -267,7 +267,10 @@ async fn twenty_five_thousand_urls_go_in_three_posts_of_at_most_ten_thousand() {
     let receiver = Receiver::start(&[]).await;
     let service = Service::start(config(&receiver, &[]));
     let urls: Vec<String> = (0..25_000).map(page).collect();
-    let hosts = service.notifier.host_set(&service.config.base_url).unwrap();
+    let hosts = service
+        .notifier
+        .host_set(&service.config.first_site().base_url)
+        .unwrap();
     service.notifier.submit(&hosts, urls.clone()).unwrap();
 
     let requests = receiver.wait_for(3).await;
@@ -403,7 +406,10 @@ async fn shutdown_sends_what_is_waiting_when_the_interval_allows_it_within_the_g
         service
             .notifier
             .submit(
-                &service.notifier.host_set(&service.config.base_url).unwrap(),
+                &service
+                    .notifier
+                    .host_set(&service.config.first_site().base_url)
+                    .unwrap(),
                 vec![page(3)]
             )
             .is_err(),
@@ -439,7 +445,7 @@ fn ping_config(receiver: &Receiver, base: &str) -> Config {
 async fn a_ping_gets_the_template_with_the_index_url_percent_encoded() {
     let receiver = Receiver::start(&[]).await;
     let service = Service::start(ping_config(&receiver, "https://www.example.com/café/"));
-    let index_url = service.config.index_url();
+    let index_url = service.config.first_site().index_url();
     assert_eq!(
         index_url,
         "https://www.example.com/caf%C3%A9/sitemap_index.xml"
@@ -470,7 +476,7 @@ async fn a_ping_gets_the_template_with_the_index_url_percent_encoded() {
 async fn a_burst_of_index_changes_gives_one_ping_per_interval() {
     let receiver = Receiver::start(&[]).await;
     let service = Service::start(ping_config(&receiver, BASE));
-    let index_url = service.config.index_url();
+    let index_url = service.config.first_site().index_url();
     for _ in 0..5 {
         service.notifier.ping(&index_url).unwrap();
     }
@@ -485,7 +491,7 @@ async fn a_burst_of_index_changes_gives_one_ping_per_interval() {
     // Only the ping is configured here: no IndexNow host set to submit with.
     assert!(service
         .notifier
-        .host_set(&service.config.base_url)
+        .host_set(&service.config.first_site().base_url)
         .is_none());
 }
 
@@ -493,7 +499,10 @@ async fn a_burst_of_index_changes_gives_one_ping_per_interval() {
 async fn a_failed_ping_is_retried() {
     let receiver = Receiver::start(&[(500, None, "down"), (503, Some("1"), "")]).await;
     let service = Service::start(ping_config(&receiver, BASE));
-    service.notifier.ping(&service.config.index_url()).unwrap();
+    service
+        .notifier
+        .ping(&service.config.first_site().index_url())
+        .unwrap();
     let requests = receiver.wait_for(3).await;
     service.shutdown().await;
 
@@ -515,7 +524,10 @@ async fn nothing_configured_means_nothing_sent_and_no_error() {
     .unwrap();
     let service = Service::start(config);
     assert!(service.notifier.indexnow_key().is_none());
-    service.notifier.ping(&service.config.index_url()).unwrap();
+    service
+        .notifier
+        .ping(&service.config.first_site().index_url())
+        .unwrap();
     service.shutdown().await;
 }
 

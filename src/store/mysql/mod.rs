@@ -89,7 +89,7 @@ impl MySqlStore {
             .connect_lazy_with(options);
         Ok(Self {
             pool,
-            queries: std::sync::Arc::new(Queries::new(&config.source)),
+            queries: std::sync::Arc::new(Queries::new(&config.first_site().source)),
         })
     }
 
