@@ -1,16 +1,9 @@
 //! The binary: configuration errors, exit codes, secrets.
 
-use std::process::Command;
+use crate::helpers::Sitemapd;
 
 fn sitemapd(vars: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    let dir = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .current_dir(dir.path())
-        .env_clear()
-        .envs(vars.iter().copied())
-        .args(args)
-        .output()
-        .unwrap()
+    Sitemapd::new(args).envs(vars).output()
 }
 
 #[test]

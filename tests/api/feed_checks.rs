@@ -16,11 +16,12 @@ use std::process::Command;
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use sitemapd::config::BaseUrl;
 use sitemapd::sitemap::{EntryRules, RawEntry};
 
 use crate::helpers::*;
+use crate::strategies::{database_runner, Shrink};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feed {
@@ -679,18 +680,15 @@ fn arbitrary_locs_and_lastmods_keep_both_feeds_valid() {
         let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", size.as_str())]).await;
         (db, app)
     });
-    let cases = std::env::var("FEED_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(6);
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        // Each step runs jing and Python three times; the failure names the feed and its text.
-        max_shrink_iters: 200,
-        max_shrink_time: 60_000,
-        ..ProptestConfig::default()
-    });
+    // Each step runs jing and Python three times; the failure names the feed and its text.
+    let mut runner = database_runner(
+        "FEED_CASES",
+        6,
+        Shrink {
+            iterations: 200,
+            millis: 60_000,
+        },
+    );
     let result = runner.run(&rows_strategy(), |rows| {
         rt.block_on(check_case(&db, &app, &rows))
     });

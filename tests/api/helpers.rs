@@ -620,13 +620,9 @@ impl TestApp {
 /// Runs `sitemapd export` into a new directory with only these variables set; it must succeed.
 pub fn export(vars: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
-        .envs(vars.iter().copied())
-        .arg("export")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = Sitemapd::new([std::ffi::OsStr::new("export"), dir.path().as_os_str()])
+        .envs(vars)
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -759,5 +755,78 @@ where
             return value;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The `sitemapd` binary run as a user would run it: an empty environment but for what the test
+/// sets, and a working directory of its own (so no `.env` of the checkout is read).
+pub struct Sitemapd {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+    _cwd: Option<tempfile::TempDir>,
+}
+
+impl Sitemapd {
+    pub fn new<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sitemapd"));
+        command.env_clear().current_dir(cwd.path()).args(args);
+        Self {
+            command,
+            stdin: None,
+            _cwd: Some(cwd),
+        }
+    }
+
+    pub fn env(mut self, name: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(name, value);
+        self
+    }
+
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
+        self.command.envs(vars.iter().copied());
+        self
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn stdin(mut self, bytes: &[u8]) -> Self {
+        self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    /// Runs it to the end.
+    pub fn output(mut self) -> std::process::Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let Some(input) = self.stdin.take() else {
+            return self.command.output().expect("run sitemapd");
+        };
+        let mut child = self
+            .command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start sitemapd");
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(&input).unwrap();
+        drop(pipe);
+        child.wait_with_output().unwrap()
+    }
+
+    /// Starts it in the background, its log on a pipe (`serve`, say).
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start sitemapd")
     }
 }

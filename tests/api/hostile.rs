@@ -29,6 +29,7 @@ use sitemapd::sitemap::{
 };
 
 use crate::helpers::*;
+use crate::strategies::{database_runner, Shrink};
 
 const PAGE_SIZE: usize = 7;
 
@@ -1444,20 +1445,16 @@ fn served_property(backend: Backend) {
         .await;
         (db, app)
     });
-    // HOSTILE_CASES=N runs more cases, for a deeper search than the suite's default.
-    let cases = std::env::var("HOSTILE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32);
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        // Each shrinking step is a round trip through the database and the server.
-        // The failure message names the offending rows, so a short shrink is enough.
-        max_shrink_iters: 1000,
-        max_shrink_time: 20_000,
-        ..ProptestConfig::default()
-    });
+    // HOSTILE_CASES=N runs more cases, for a deeper search than the suite's default. The
+    // failure message names the offending rows, so a short shrink is enough.
+    let mut runner = database_runner(
+        "HOSTILE_CASES",
+        32,
+        Shrink {
+            iterations: 1000,
+            millis: 20_000,
+        },
+    );
     let result = runner.run(&case_strategy(), |case| {
         let case = store(backend, &case);
         rt.block_on(async {

@@ -425,13 +425,10 @@ async fn a_bad_sites_file_stops_the_start_with_one_line_naming_it() {
         ("", "[[site]]"),
     ] {
         std::fs::write(&sites, content).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-            .arg("check")
-            .env_clear()
+        let out = Sitemapd::new(["check"])
             .env("SITEMAP_SITES_FILE", &sites)
             .current_dir(dir.path())
-            .output()
-            .unwrap();
+            .output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{content}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::helpers::*;
 
@@ -31,22 +31,13 @@ fn import_with(
     stdin: Option<&[u8]>,
     vars: &[(&str, &str)],
 ) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+    Sitemapd::new(["import", arg])
         .current_dir(dir)
-        .env_clear()
         .env("SITEMAP_BASE_URL", BASE)
         .env("DATABASE_URL", database_url)
-        .envs(vars.iter().copied())
-        .args(["import", arg])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.unwrap_or_default()).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
+        .envs(vars)
+        .stdin(stdin.unwrap_or_default())
+        .output()
 }
 
 fn stdout(out: &Output) -> String {
@@ -506,12 +497,9 @@ async fn a_malformed_file_is_reported_with_its_position_and_what_came_before_sta
 #[tokio::test]
 async fn a_configuration_error_exits_2_and_a_missing_file_exits_1() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
+    let out = Sitemapd::new(["import", "sitemap.xml"])
         .current_dir(dir.path())
-        .env_clear()
-        .args(["import", "sitemap.xml"])
-        .output()
-        .unwrap();
+        .output();
     assert_exit(&out, 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("SITEMAP_BASE_URL"));
 
@@ -543,15 +531,11 @@ async fn an_exported_site_imported_into_an_empty_database_serves_the_same_urls(b
     assert_eq!(expected.len(), 250);
 
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
+    let out = Sitemapd::new([std::ffi::OsStr::new("export"), dir.path().as_os_str()])
         .env("SITEMAP_BASE_URL", BASE)
         .env("DATABASE_URL", &source.url)
         .env("SITEMAP_PAGE_SIZE", "100")
-        .arg("export")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+        .output();
     assert_exit(&out, 0);
 
     let target = TestDb::on(backend).await;

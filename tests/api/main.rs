@@ -18,4 +18,5 @@ mod outage;
 mod requests;
 mod robots;
 mod serving;
+mod strategies;
 mod stylesheet;

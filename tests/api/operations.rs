@@ -1,7 +1,7 @@
 //! Running it: export, health, metrics, JSON logs, graceful shutdown, mount paths.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use crate::helpers::*;
 
@@ -144,16 +144,12 @@ fn start_server(db_url: &str, extra: &[(&str, &str)]) -> (Child, String) {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
+    let child = Sitemapd::new(["serve"])
         .env("SITEMAP_BASE_URL", BASE)
         .env("DATABASE_URL", db_url)
         .env("BIND_ADDR", &addr)
-        .envs(extra.iter().copied())
-        .arg("serve")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .envs(extra)
+        .spawn();
     (child, addr)
 }
 

@@ -1,6 +1,5 @@
 //! robots.txt: template, strict validation, staging, and consistency with the sitemaps.
 
-use std::process::Command;
 
 use crate::helpers::*;
 
@@ -126,13 +125,10 @@ async fn extra_sitemaps_on_other_hosts_are_announced() {
 }
 
 fn sitemapd(vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sitemapd"))
-        .env_clear()
-        .envs(vars.iter().copied())
+    let out = Sitemapd::new(args)
+        .envs(vars)
         .env("SITEMAP_BASE_URL", BASE)
-        .args(args)
-        .output()
-        .unwrap();
+        .output();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into(),
