@@ -194,27 +194,30 @@ fn to_datetime(unix: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(unix, 0).unwrap_or_default()
 }
 
+/// A layout of one-URL pages `(no, first_id)`, each fingerprinted by its number, dated 10.
+#[cfg(test)]
+pub fn test_layout(firsts: &[(i64, i64)]) -> Layout {
+    Layout(
+        firsts
+            .iter()
+            .map(|&(no, first_id)| Page {
+                no,
+                first_id,
+                urls: 1,
+                bytes: 100,
+                fingerprint: Fingerprint(no as u128),
+                changed_at: 10,
+                namespaces: Namespaces::NONE,
+                skipped: SkipCounts::default(),
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_layout as layout;
     use super::*;
-
-    fn layout(firsts: &[(i64, i64)]) -> Layout {
-        Layout(
-            firsts
-                .iter()
-                .map(|&(no, first_id)| Page {
-                    no,
-                    first_id,
-                    urls: 1,
-                    bytes: 100,
-                    fingerprint: Fingerprint(no as u128),
-                    changed_at: 10,
-                    namespaces: Namespaces::NONE,
-                    skipped: SkipCounts::default(),
-                })
-                .collect(),
-        )
-    }
 
     #[test]
     fn ranges_cover_every_id_without_overlap() {

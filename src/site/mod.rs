@@ -18,6 +18,8 @@ use crate::config::BaseUrl;
 use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint};
 use crate::store::{IdRange, Store};
 
+#[cfg(test)]
+pub use layout::test_layout;
 pub use layout::{page_file_name, text_file_name, Layout, Page};
 pub use snapshot::{
     FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,

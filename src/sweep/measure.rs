@@ -336,6 +336,7 @@ pub fn apply_scan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::site::test_layout as layout;
     use crate::sitemap::Fingerprint;
 
     fn digest(urls: usize, fp: u128) -> PageDigest {
@@ -345,24 +346,6 @@ mod tests {
             fingerprint: Fingerprint(fp),
             namespaces: Namespaces::NONE,
         }
-    }
-
-    fn layout(firsts: &[(i64, i64)]) -> Layout {
-        Layout(
-            firsts
-                .iter()
-                .map(|&(no, first_id)| Page {
-                    no,
-                    first_id,
-                    urls: 1,
-                    bytes: 100,
-                    fingerprint: Fingerprint(no as u128),
-                    changed_at: 10,
-                    namespaces: Namespaces::NONE,
-                    skipped: SkipCounts::default(),
-                })
-                .collect(),
-        )
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! robots.txt: template, strict validation, staging, and consistency with the sitemaps.
 
-
 use crate::helpers::*;
 
 crate::on_each_database!(
