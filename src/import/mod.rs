@@ -55,7 +55,7 @@ pub async fn run(
                 progress(&written);
             }
             Err(e) => {
-                stopped = Some(e.to_string());
+                stopped = Some(crate::error::Chain(&e).to_string());
                 break;
             }
         }

@@ -17,7 +17,7 @@ pub async fn index_changed(site: &Site, notifier: &Notifier) {
     let _ = notifier.ping(&site.files.file_url("sitemap_index.xml"));
     if let Some(hosts) = notifier.host_set(&site.base) {
         if let Err(e) = submit_modified_entries(site, notifier, &hosts).await {
-            tracing::warn!(error = %e, "could not read the entries to submit to IndexNow; the next change retries");
+            tracing::warn!(error = %crate::error::Chain(&e), "could not read the entries to submit to IndexNow; the next change retries");
         }
     }
 }

@@ -97,7 +97,7 @@ impl Sweeper {
             Err(SweepError::Store(e)) => return Err(e),
             Err(contended @ SweepError::Contended(_)) => {
                 // Another replica's state is loaded and served meanwhile.
-                tracing::warn!(error = %contended, "opening sweep deferred");
+                tracing::warn!(error = %crate::error::Chain(&contended), "opening sweep deferred");
                 sweeper.failures.inc();
                 sweeper.opened_stale.store(true, Ordering::Relaxed);
             }

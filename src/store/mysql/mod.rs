@@ -106,7 +106,7 @@ impl MySqlStore {
         if let Err(e) = triggers::add(&self.pool).await {
             // Serving still works: changes then show at the next periodic sweep.
             tracing::warn!(
-                error = %e,
+                error = %crate::error::Chain(&e),
                 "cannot create the change triggers (they need the TRIGGER privilege, and with \
                  binary logging on, log_bin_trust_function_creators=1); changes will show \
                  every SITEMAP_REFRESH_SECS instead of at once"
