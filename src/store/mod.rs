@@ -191,39 +191,22 @@ impl Store {
         each!(self, s => s.load_files(site).await)
     }
 
-    /// Replaces the site's pages and files, serialised with other replicas; `merge` sees what is
-    /// stored now (another replica may have written since we read) and returns what to store,
-    /// or `None` to store nothing.
-    pub async fn save_state<F>(
-        &self,
-        site: &str,
-        merge: F,
-    ) -> Result<Option<SavedState>, StoreError>
-    where
-        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
-    {
-        each!(self, s => s.save_state(site, merge).await)
-    }
-
     /// The site's stored pages and files.
     pub async fn load_state(&self, site: &str) -> Result<SavedState, StoreError> {
         Ok((self.load_pages(site).await?, self.load_files(site).await?))
     }
 
-    /// Compare-and-set: writes `next` if what is stored is still `expected`.
+    /// Compare-and-set, serialised with other replicas (PostgreSQL: an advisory lock; MySQL:
+    /// the site's lock row; SQLite: `BEGIN IMMEDIATE`): if what is stored for `site` is still
+    /// `expected`, replaces it with `next` and says true; otherwise writes nothing. What to
+    /// store is decided by the caller, outside the transaction.
     pub async fn replace_state(
         &self,
         site: &str,
         expected: &SavedState,
         next: &SavedState,
     ) -> Result<bool, StoreError> {
-        let next = next.clone();
-        let saved = self
-            .save_state(site, move |pages, files| {
-                (pages == expected.0 && files == expected.1).then_some(next)
-            })
-            .await?;
-        Ok(saved.is_some())
+        each!(self, s => s.replace_state(site, expected, next).await)
     }
 
     /// Upserts `batch` by `loc` into the built-in `sitemap_entries`, in one transaction: new

@@ -236,31 +236,31 @@ impl PgStore {
         load_files(&self.pool, site).await
     }
 
-    pub async fn save_state<F>(
+    pub async fn replace_state(
         &self,
         site: &str,
-        merge: F,
-    ) -> Result<Option<SavedState>, StoreError>
-    where
-        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
-    {
+        expected: &SavedState,
+        next: &SavedState,
+    ) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         // One writer per site at a time, across replicas: the lock ends with the transaction.
         sqlx::query("SELECT pg_advisory_xact_lock(hashtext('sitemapd:' || $1))")
             .bind(site)
             .execute(&mut *tx)
             .await?;
-        let Some((pages, files)) = merge(
+        let stored = (
             load_pages(&mut *tx, site).await?,
             load_files(&mut *tx, site).await?,
-        ) else {
-            return Ok(None);
-        };
+        );
+        if stored != *expected {
+            return Ok(false);
+        }
+        let (pages, files) = next;
         sqlx::query("DELETE FROM sitemapd_pages WHERE site = $1")
             .bind(site)
             .execute(&mut *tx)
             .await?;
-        for p in &pages {
+        for p in pages {
             sqlx::query(
                 "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -276,7 +276,7 @@ impl PgStore {
             .execute(&mut *tx)
             .await?;
         }
-        for f in &files {
+        for f in files {
             sqlx::query(
                 "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (site, name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, changed_at = EXCLUDED.changed_at",
@@ -289,7 +289,7 @@ impl PgStore {
             .await?;
         }
         tx.commit().await?;
-        Ok(Some((pages, files)))
+        Ok(true)
     }
 
     pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {

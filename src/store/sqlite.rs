@@ -246,26 +246,26 @@ impl SqliteStore {
         load_files(&self.pool, site).await
     }
 
-    pub async fn save_state<F>(
+    pub async fn replace_state(
         &self,
         site: &str,
-        merge: F,
-    ) -> Result<Option<SavedState>, StoreError>
-    where
-        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
-    {
+        expected: &SavedState,
+        next: &SavedState,
+    ) -> Result<bool, StoreError> {
         let mut tx = begin_write(&self.pool).await?;
-        let Some((pages, files)) = merge(
+        let stored = (
             load_pages(&mut *tx, site).await?,
             load_files(&mut *tx, site).await?,
-        ) else {
-            return Ok(None);
-        };
+        );
+        if stored != *expected {
+            return Ok(false);
+        }
+        let (pages, files) = next;
         sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?1")
             .bind(site)
             .execute(&mut *tx)
             .await?;
-        for p in &pages {
+        for p in pages {
             sqlx::query(
                 "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -281,7 +281,7 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await?;
         }
-        for f in &files {
+        for f in files {
             sqlx::query(
                 "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES (?1, ?2, ?3, ?4) \
                  ON CONFLICT (site, name) DO UPDATE SET fingerprint = excluded.fingerprint, changed_at = excluded.changed_at",
@@ -294,7 +294,7 @@ impl SqliteStore {
             .await?;
         }
         tx.commit().await?;
-        Ok(Some((pages, files)))
+        Ok(true)
     }
 
     pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
@@ -591,23 +591,24 @@ mod tests {
             )
             .await
             .unwrap();
-        let runtime = tokio::runtime::Handle::current();
-        let saved = store
-            .save_state("https://e.com/", move |pages, files| {
-                // Runs inside the save's transaction, after its reads: another writer commits.
-                std::thread::spawn(move || {
-                    runtime.block_on(
-                        sqlx::query("UPDATE sitemapd_changes SET version = version + 1")
-                            .execute(&other),
-                    )
-                })
-                .join()
-                .unwrap()
-                .ok();
-                Some((pages, files))
-            })
-            .await;
-        assert!(saved.is_ok(), "{saved:?}");
+        // Another writer holds the write lock and commits while the save is under way: the
+        // save waits for the lock instead of reading a snapshot that the commit makes stale.
+        let mut holder = other.acquire().await.unwrap();
+        sqlx::raw_sql("BEGIN IMMEDIATE; UPDATE sitemapd_changes SET version = version + 1")
+            .execute(&mut *holder)
+            .await
+            .unwrap();
+        let empty: SavedState = (Vec::new(), Vec::new());
+        let saving =
+            tokio::spawn(
+                async move { store.replace_state("https://e.com/", &empty, &empty).await },
+            );
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        sqlx::raw_sql("COMMIT").execute(&mut *holder).await.unwrap();
+        let saved = saving.await.unwrap();
+        assert!(matches!(saved, Ok(true)), "{saved:?}");
     }
 
     #[test]

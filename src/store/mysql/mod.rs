@@ -265,14 +265,12 @@ impl MySqlStore {
         load_files(&self.pool, site).await
     }
 
-    pub async fn save_state<F>(
+    pub async fn replace_state(
         &self,
         site: &str,
-        merge: F,
-    ) -> Result<Option<SavedState>, StoreError>
-    where
-        F: FnOnce(Vec<PageRecord>, Vec<FileRecord>) -> Option<SavedState> + Send,
-    {
+        expected: &SavedState,
+        next: &SavedState,
+    ) -> Result<bool, StoreError> {
         // One writer per site at a time, across replicas: the site's lock row, locked until the
         // transaction ends. It is made outside the transaction, so two replicas never hold a
         // shared lock on it that both then try to upgrade.
@@ -285,12 +283,14 @@ impl MySqlStore {
             .bind(site)
             .execute(&mut *tx)
             .await?;
-        let Some((pages, files)) = merge(
+        let stored = (
             load_pages(&mut *tx, site).await?,
             load_files(&mut *tx, site).await?,
-        ) else {
-            return Ok(None);
-        };
+        );
+        if stored != *expected {
+            return Ok(false);
+        }
+        let (pages, files) = next;
         sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?")
             .bind(site)
             .execute(&mut *tx)
@@ -311,7 +311,7 @@ impl MySqlStore {
             });
             insert.build().execute(&mut *tx).await?;
         }
-        for f in &files {
+        for f in files {
             sqlx::query(
                 "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES (?, ?, ?, ?) \
                  ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), changed_at = VALUES(changed_at)",
@@ -324,7 +324,7 @@ impl MySqlStore {
             .await?;
         }
         tx.commit().await?;
-        Ok(Some((pages, files)))
+        Ok(true)
     }
 
     pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
