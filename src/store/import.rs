@@ -121,65 +121,6 @@ impl<'a> ImportPlan<'a> {
     }
 }
 
-/// The upsert of entries by `loc`, the same text for PostgreSQL and SQLite (MySQL has its own);
-/// the VALUES rows go between the two parts.
-pub(super) const UPSERT_ENTRIES: (&str, &str) = (
-    "INSERT INTO sitemap_entries (loc, lastmod, changefreq, priority) ",
-    " ON CONFLICT (loc) DO UPDATE SET lastmod = excluded.lastmod, \
-     changefreq = excluded.changefreq, priority = excluded.priority",
-);
-
-/// Defines `replace_extensions(tx, owners)` for one backend: deletes the extension rows of
-/// `owners`, then writes the file's. The statements are the same for every backend (the query
-/// builder writes each one's placeholders); a macro rather than a generic function, whose sqlx
-/// bounds would say more than the body.
-macro_rules! define_replace_extensions {
-    ($db:ty) => {
-        async fn replace_extensions(
-            tx: &mut sqlx::Transaction<'_, $db>,
-            owners: &[(i64, Option<&super::EntryDetails>)],
-        ) -> Result<(), super::StoreError> {
-            use super::{ALTERNATES_TABLE, IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT};
-            let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
-            for table in [ALTERNATES_TABLE, IMAGES_TABLE] {
-                for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
-                    let mut delete = sqlx::QueryBuilder::<$db>::new(format!(
-                        "DELETE FROM {table} WHERE entry_id IN ("
-                    ));
-                    let mut list = delete.separated(", ");
-                    for id in chunk {
-                        list.push_bind(*id);
-                    }
-                    delete.push(")");
-                    delete.build().execute(&mut **tx).await?;
-                }
-            }
-            for chunk in super::alternate_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-                let mut insert = sqlx::QueryBuilder::<$db>::new(format!(
-                    "INSERT INTO {ALTERNATES_TABLE} (entry_id, hreflang, href) "
-                ));
-                insert.push_values(chunk, |mut row, (id, alternate)| {
-                    row.push_bind(*id)
-                        .push_bind(&alternate.hreflang)
-                        .push_bind(&alternate.href);
-                });
-                insert.build().execute(&mut **tx).await?;
-            }
-            for chunk in super::image_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
-                let mut insert = sqlx::QueryBuilder::<$db>::new(format!(
-                    "INSERT INTO {IMAGES_TABLE} (entry_id, loc) "
-                ));
-                insert.push_values(chunk, |mut row, (id, loc)| {
-                    row.push_bind(*id).push_bind(*loc);
-                });
-                insert.build().execute(&mut **tx).await?;
-            }
-            Ok(())
-        }
-    };
-}
-pub(super) use define_replace_extensions;
-
 /// Alternate rows to write for `owners`, as `(entry_id, alternate)`.
 pub(super) fn alternate_rows<'a>(
     owners: &[(i64, Option<&'a EntryDetails>)],

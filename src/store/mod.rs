@@ -16,6 +16,7 @@ mod mysql;
 mod postgres;
 mod records;
 mod rows;
+mod sql;
 mod sqlite;
 
 use chrono::{DateTime, Utc};
@@ -26,17 +27,14 @@ use crate::sitemap::{Namespaces, RawEntry};
 
 pub(crate) use change_log::{poll_change_log, ChangeLog, LogCursor, LogReading};
 pub use error::StoreError;
-use import::{
-    alternate_rows, define_replace_extensions, entry_columns, image_rows, ImportPlan,
-    IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
-};
 pub use import::{Alternate, EntryDetails, ImportCounts, ImportedEntry};
+use import::{ImportPlan, IMPORT_ROWS_PER_STATEMENT};
 pub use mysql::MySqlStore;
 pub use postgres::PgStore;
 pub use records::{
     Change, FileRecord, IdRange, Keyed, Modified, PageRecord, SavedState, SubmittedThrough,
 };
-use rows::{attach, keyed_alternate, keyed_image, quote_identifier_with};
+use rows::{attach, keyed_alternate, keyed_image};
 pub use rows::{quote_identifier, ALTERNATES_TABLE, IMAGES_TABLE};
 pub use sqlite::SqliteStore;
 
@@ -74,7 +72,11 @@ impl Store {
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        each!(self, s => s.migrate().await)
+        match self {
+            Store::Mysql(s) => s.migrate_with_triggers().await,
+            Store::Postgres(s) => s.migrate().await,
+            Store::Sqlite(s) => s.migrate().await,
+        }
     }
 
     /// The same database (and connection pool) read from another source table or view.
@@ -183,17 +185,9 @@ impl Store {
         each!(self, s => s.advance_submitted(site, from, to).await)
     }
 
-    pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
-        each!(self, s => s.load_pages(site).await)
-    }
-
-    pub async fn load_files(&self, site: &str) -> Result<Vec<FileRecord>, StoreError> {
-        each!(self, s => s.load_files(site).await)
-    }
-
     /// The site's stored pages and files.
     pub async fn load_state(&self, site: &str) -> Result<SavedState, StoreError> {
-        Ok((self.load_pages(site).await?, self.load_files(site).await?))
+        each!(self, s => s.load_state(site).await)
     }
 
     /// Compare-and-set, serialised with other replicas (PostgreSQL: an advisory lock; MySQL:

@@ -2,66 +2,112 @@
 //! polling the change log our triggers keep (SQLite cannot notify another process; see
 //! [`super::LogReading`]).
 
-use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use futures::stream::{self, BoxStream, StreamExt};
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
+    SqliteRow,
 };
-use sqlx::{ConnectOptions, QueryBuilder, Row, Sqlite, Transaction, TypeInfo, ValueRef};
+use sqlx::{ConnectOptions, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 
+use super::sql::{Dialect, Sql};
 use super::{
-    entry_columns, keyed_alternate, keyed_image, poll_change_log, quote_identifier, Change,
-    ChangeLog, FileRecord, IdRange, ImportCounts, ImportPlan, ImportedEntry, Keyed, LogCursor,
-    LogReading, Modified, PageRecord, SavedState, StoreError, SubmittedThrough, ALTERNATES_TABLE,
-    IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, UPSERT_ENTRIES,
+    poll_change_log, quote_identifier, Change, ChangeLog, LogCursor, LogReading, Modified,
+    StoreError, SubmittedThrough,
 };
 use crate::config::Config;
-use crate::sitemap::entry::{w3c_datetime, RawAlternate, RawImage};
-use crate::sitemap::{Namespaces, RawEntry};
+use crate::sitemap::entry::w3c_datetime;
+use crate::sitemap::RawEntry;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
-#[derive(Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-    queries: std::sync::Arc<Queries>,
-}
+/// The store on SQLite.
+pub type SqliteStore = Sql<Sqlite>;
 
-/// Statements that name the source, built once. SQLite keeps lastmod as text in several forms, or
-/// as a number; `unixepoch(lastmod, 'auto', 'subsec')` reads them all as one comparable number,
-/// as [`parse_lastmod`] and [`lastmod_from_number`] do.
-struct Queries {
-    select_range: String,
-    select_chunk: String,
-    select_recent: String,
-    select_modified: String,
-}
+/// SQLite keeps lastmod as text in several forms, or as a number; `unixepoch(lastmod, 'auto',
+/// 'subsec')` reads them all as one comparable number, as [`parse_lastmod`] and
+/// [`lastmod_from_number`] do.
+impl Dialect for Sqlite {
+    const MIGRATOR: &'static Migrator = &MIGRATOR;
+    type Instant = i64;
+    type Written = String;
 
-impl Queries {
-    fn new(source: &str) -> Self {
-        let source = quote_identifier(source);
-        let columns = "SELECT id, loc, lastmod, changefreq, priority";
-        let select = format!("{columns} FROM {source}");
-        let lastmod_us = "CAST(unixepoch(lastmod, 'auto', 'subsec') * 1000000 AS INTEGER)";
-        Self {
-            select_range: format!("{select} WHERE id BETWEEN ?1 AND ?2 ORDER BY id"),
-            select_chunk: format!("{select} WHERE id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3"),
-            select_recent: format!(
-                "{select} WHERE {lastmod_us} IS NOT NULL ORDER BY {lastmod_us} DESC, id DESC LIMIT ?1"
-            ),
-            select_modified: format!(
-                "{columns}, {lastmod_us} AS lastmod_us FROM {source} WHERE {lastmod_us} IS NOT NULL AND ({lastmod_us}, id) > (?1, ?2) \
-                 AND {lastmod_us} <= ?3 ORDER BY {lastmod_us}, id LIMIT ?4"
-            ),
+    fn quote(name: &str) -> String {
+        quote_identifier(name)
+    }
+
+    fn text(column: &str) -> String {
+        format!("CAST({column} AS TEXT)")
+    }
+
+    fn int(expression: &str) -> String {
+        expression.to_string()
+    }
+
+    fn entry_columns() -> &'static str {
+        "id, loc, lastmod, changefreq, priority"
+    }
+
+    fn lastmod_key() -> &'static str {
+        "CAST(unixepoch(src.lastmod, 'auto', 'subsec') * 1000000 AS INTEGER)"
+    }
+
+    fn raw_entry(row: &SqliteRow) -> RawEntry {
+        RawEntry {
+            id: row.try_get("id").unwrap_or_default(),
+            loc: row.try_get("loc").ok().flatten(),
+            lastmod: read_lastmod(row),
+            changefreq: row.try_get("changefreq").ok().flatten(),
+            priority: read_priority(row),
+            ..RawEntry::default()
         }
+    }
+
+    fn instant(lastmod_us: i64) -> i64 {
+        lastmod_us
+    }
+
+    fn written(at: DateTime<Utc>) -> String {
+        w3c_datetime(at)
+    }
+
+    /// The position comes from SQLite's own reading of lastmod, which compares text dates to
+    /// the millisecond: coarser than the one decoded for the entry.
+    fn modified(rows: &[SqliteRow]) -> Modified {
+        let through = rows.last().and_then(|last| {
+            Some(SubmittedThrough {
+                lastmod_us: last.try_get("lastmod_key").ok()?,
+                id: last.try_get("id").ok()?,
+            })
+        });
+        Modified {
+            entries: rows.iter().map(Self::raw_entry).collect(),
+            through,
+        }
+    }
+
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        begin_write(pool).await
+    }
+
+    /// `BEGIN IMMEDIATE` serialises writers of the whole database, replicas included.
+    async fn begin_site_write(
+        pool: &SqlitePool,
+        _site: &str,
+    ) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        begin_write(pool).await
     }
 }
 
-impl SqliteStore {
+impl Sql<Sqlite> {
     pub async fn connect(config: &Config) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(config.database_url.expose())?
             .create_if_missing(true)
@@ -72,260 +118,7 @@ impl SqliteStore {
             .max_connections(config.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self {
-            pool,
-            queries: std::sync::Arc::new(Queries::new(&config.first_site().source)),
-        })
-    }
-
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-
-    pub fn for_source(&self, source: &str) -> Self {
-        Self {
-            pool: self.pool.clone(),
-            queries: std::sync::Arc::new(Queries::new(source)),
-        }
-    }
-
-    pub async fn migrate(&self) -> Result<(), StoreError> {
-        MIGRATOR.run(&self.pool).await?;
-        Ok(())
-    }
-
-    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        sqlx::query(&self.queries.select_range)
-            .bind(range.first)
-            .bind(range.last)
-            .fetch(&self.pool)
-            .map_ok(|row| raw_entry(&row))
-            .map_err(StoreError::from)
-            .boxed()
-    }
-
-    pub async fn entries_chunk(
-        &self,
-        range: IdRange,
-        limit: i64,
-    ) -> Result<Vec<RawEntry>, StoreError> {
-        let rows = sqlx::query(&self.queries.select_chunk)
-            .bind(range.first)
-            .bind(range.last)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(raw_entry).collect())
-    }
-
-    pub async fn alternates(&self, range: IdRange) -> Result<Keyed<RawAlternate>, StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT entry_id, CAST(hreflang AS TEXT) AS hreflang, CAST(href AS TEXT) AS href \
-             FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ?1 AND ?2 ORDER BY entry_id, hreflang, href"
-        ))
-        .bind(range.first)
-        .bind(range.last)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.iter().map(keyed_alternate).collect())
-    }
-
-    pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT entry_id, CAST(loc AS TEXT) AS loc \
-             FROM {IMAGES_TABLE} WHERE entry_id BETWEEN ?1 AND ?2 ORDER BY entry_id, id"
-        ))
-        .bind(range.first)
-        .bind(range.last)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.iter().map(keyed_image).collect())
-    }
-
-    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT EXISTS (SELECT 1 FROM {ALTERNATES_TABLE} WHERE entry_id BETWEEN ?1 AND ?2) AS xhtml, \
-                    EXISTS (SELECT 1 FROM {IMAGES_TABLE} WHERE entry_id BETWEEN ?1 AND ?2) AS image"
-        ))
-        .bind(range.first)
-        .bind(range.last)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(Namespaces {
-            xhtml: row.try_get("xhtml")?,
-            image: row.try_get("image")?,
-        })
-    }
-
-    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
-        let rows = sqlx::query(&self.queries.select_recent)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(raw_entry).collect())
-    }
-
-    pub async fn modified_after(
-        &self,
-        after: SubmittedThrough,
-        through: DateTime<Utc>,
-        limit: i64,
-    ) -> Result<Modified, StoreError> {
-        let rows = sqlx::query(&self.queries.select_modified)
-            .bind(after.lastmod_us)
-            .bind(after.id)
-            .bind(through.timestamp_micros())
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        let through = rows.last().and_then(|last| {
-            Some(SubmittedThrough {
-                lastmod_us: last.try_get("lastmod_us").ok()?,
-                id: last.try_get("id").ok()?,
-            })
-        });
-        Ok(Modified {
-            entries: rows.iter().map(raw_entry).collect(),
-            through,
-        })
-    }
-
-    pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
-        let row =
-            sqlx::query("SELECT through_us, through_id FROM sitemapd_indexnow WHERE site = ?1")
-                .bind(site)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(match row {
-            Some(r) => Some(SubmittedThrough {
-                lastmod_us: r.try_get("through_us")?,
-                id: r.try_get("through_id")?,
-            }),
-            None => None,
-        })
-    }
-
-    pub async fn advance_submitted(
-        &self,
-        site: &str,
-        from: Option<SubmittedThrough>,
-        to: SubmittedThrough,
-    ) -> Result<bool, StoreError> {
-        let moved = match from {
-            None => sqlx::query(
-                "INSERT INTO sitemapd_indexnow (site, through_us, through_id) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (site) DO NOTHING",
-            )
-            .bind(site)
-            .bind(to.lastmod_us)
-            .bind(to.id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected(),
-            Some(from) => sqlx::query(
-                "UPDATE sitemapd_indexnow SET through_us = ?2, through_id = ?3 \
-                 WHERE site = ?1 AND through_us = ?4 AND through_id = ?5",
-            )
-            .bind(site)
-            .bind(to.lastmod_us)
-            .bind(to.id)
-            .bind(from.lastmod_us)
-            .bind(from.id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected(),
-        };
-        Ok(moved == 1)
-    }
-
-    pub async fn load_pages(&self, site: &str) -> Result<Vec<PageRecord>, StoreError> {
-        load_pages(&self.pool, site).await
-    }
-
-    pub async fn load_files(&self, site: &str) -> Result<Vec<FileRecord>, StoreError> {
-        load_files(&self.pool, site).await
-    }
-
-    pub async fn replace_state(
-        &self,
-        site: &str,
-        expected: &SavedState,
-        next: &SavedState,
-    ) -> Result<bool, StoreError> {
-        let mut tx = begin_write(&self.pool).await?;
-        let stored = (
-            load_pages(&mut *tx, site).await?,
-            load_files(&mut *tx, site).await?,
-        );
-        if stored != *expected {
-            return Ok(false);
-        }
-        let (pages, files) = next;
-        sqlx::query("DELETE FROM sitemapd_pages WHERE site = ?1")
-            .bind(site)
-            .execute(&mut *tx)
-            .await?;
-        for p in pages {
-            sqlx::query(
-                "INSERT INTO sitemapd_pages (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
-            .bind(site)
-            .bind(p.page_no)
-            .bind(p.first_id)
-            .bind(p.urls)
-            .bind(p.bytes)
-            .bind(p.fingerprint.hex())
-            .bind(p.changed_at)
-            .bind(p.extensions)
-            .execute(&mut *tx)
-            .await?;
-        }
-        for f in files {
-            sqlx::query(
-                "INSERT INTO sitemapd_files (site, name, fingerprint, changed_at) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT (site, name) DO UPDATE SET fingerprint = excluded.fingerprint, changed_at = excluded.changed_at",
-            )
-            .bind(site)
-            .bind(&f.name)
-            .bind(f.fingerprint.hex())
-            .bind(f.changed_at)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
-        let mut tx = begin_write(&self.pool).await?;
-        let existing = ids_by_loc(&mut tx, batch.iter().map(|e| e.loc.as_str())).await?;
-        let plan = ImportPlan::new(batch, &existing);
-        for chunk in plan.upserts.chunks(IMPORT_ROWS_PER_STATEMENT) {
-            let mut upsert = QueryBuilder::<Sqlite>::new(UPSERT_ENTRIES.0);
-            upsert.push_values(chunk, |mut row, entry| {
-                let (lastmod, changefreq, priority) = entry_columns(entry);
-                row.push_bind(&entry.loc)
-                    .push_bind(lastmod.map(w3c_datetime))
-                    .push_bind(changefreq)
-                    .push_bind(priority);
-            });
-            upsert.push(UPSERT_ENTRIES.1);
-            upsert.build().execute(&mut *tx).await?;
-        }
-        let ids = ids_by_loc(&mut tx, plan.upserts.iter().map(|e| e.loc.as_str())).await?;
-        let owners = plan.extension_owners(&ids);
-        replace_extensions(&mut tx, &owners).await?;
-        tx.commit().await?;
-        Ok(plan.counts(&owners))
-    }
-
-    /// Migrations applied to the database, and migrations this build knows.
-    pub async fn migrations(&self) -> Result<(i64, i64), StoreError> {
-        let applied = sqlx::query_scalar(super::APPLIED_MIGRATIONS)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok((applied, MIGRATOR.iter().count() as i64))
+        Ok(Self::new(pool, &config.first_site().source))
     }
 
     pub async fn notifies(&self, source: &str) -> bool {
@@ -393,17 +186,6 @@ impl ChangeLog for SqliteChangeLog {
 /// `BEGIN IMMEDIATE` waits for the write lock (within the busy timeout) instead.
 async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
     pool.begin_with("BEGIN IMMEDIATE").await
-}
-
-fn raw_entry(row: &SqliteRow) -> RawEntry {
-    RawEntry {
-        id: row.try_get("id").unwrap_or_default(),
-        loc: row.try_get("loc").ok().flatten(),
-        lastmod: read_lastmod(row),
-        changefreq: row.try_get("changefreq").ok().flatten(),
-        priority: read_priority(row),
-        ..RawEntry::default()
-    }
 }
 
 /// SQLite columns hold any type: lastmod as text ([`parse_lastmod`]) or as a number
@@ -503,66 +285,10 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
     number_in_text(text).and_then(lastmod_from_number)
 }
 
-/// Ids of those `locs` that exist in the built-in table.
-async fn ids_by_loc<'a>(
-    tx: &mut Transaction<'_, Sqlite>,
-    locs: impl Iterator<Item = &'a str>,
-) -> Result<HashMap<String, i64>, StoreError> {
-    let locs: Vec<&str> = locs.collect();
-    let mut ids = HashMap::with_capacity(locs.len());
-    for chunk in locs.chunks(IMPORT_ROWS_PER_STATEMENT) {
-        let mut select =
-            QueryBuilder::<Sqlite>::new("SELECT id, loc FROM sitemap_entries WHERE loc IN (");
-        let mut list = select.separated(", ");
-        for loc in chunk {
-            list.push_bind(*loc);
-        }
-        select.push(")");
-        for row in select.build().fetch_all(&mut **tx).await? {
-            ids.insert(row.try_get("loc")?, row.try_get("id")?);
-        }
-    }
-    Ok(ids)
-}
-
-super::define_replace_extensions!(Sqlite);
-
-async fn load_pages<'e>(
-    exec: impl sqlx::SqliteExecutor<'e>,
-    site: &str,
-) -> Result<Vec<PageRecord>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT page_no, first_id, urls, bytes, fingerprint, changed_at, extensions \
-         FROM sitemapd_pages WHERE site = ?1 ORDER BY first_id",
-    )
-    .bind(site)
-    .fetch_all(exec)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(PageRecord::from_row)
-        .collect::<Result<_, _>>()?)
-}
-
-async fn load_files<'e>(
-    exec: impl sqlx::SqliteExecutor<'e>,
-    site: &str,
-) -> Result<Vec<FileRecord>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT name, fingerprint, changed_at FROM sitemapd_files WHERE site = ?1 ORDER BY name",
-    )
-    .bind(site)
-    .fetch_all(exec)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(FileRecord::from_row)
-        .collect::<Result<_, _>>()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SavedState;
 
     /// Found by the hostile property test: a write by another connection (the change poller,
     /// the CMS) committed between a transaction's first read and its first write made the write

@@ -1,0 +1,331 @@
+//! The statements every backend runs, written once: reading entries by id range, the extension
+//! rows, feeds and IndexNow queries, our state tables, and `import`'s writes. What differs
+//! between PostgreSQL, MySQL and SQLite (placeholders, casts, upserts, the per-site write lock,
+//! how a lastmod compares) is the backend's [`Dialect`]; how each connects and hears of changes
+//! stays in its own file.
+
+mod import;
+mod state;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use sqlx::{Database, Pool, Row, Transaction};
+
+use super::{IdRange, Keyed, Modified, StoreError, ALTERNATES_TABLE, IMAGES_TABLE};
+use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::{Namespaces, RawEntry};
+
+/// What one database does its own way in the statements [`Sql`] runs.
+pub trait Dialect: Database + Sized {
+    /// The migrations of this database's schema.
+    const MIGRATOR: &'static sqlx::migrate::Migrator;
+
+    /// A lastmod as this database compares it with the source's column (IndexNow's position).
+    type Instant: for<'q> sqlx::Encode<'q, Self> + sqlx::Type<Self> + Send + Sync + 'static;
+    /// A lastmod as `import` writes it into `sitemap_entries`.
+    type Written: for<'q> sqlx::Encode<'q, Self> + sqlx::Type<Self> + Send + Sync + 'static;
+
+    /// `sql` written with `?` placeholders, in this database's syntax (PostgreSQL numbers them).
+    fn placeholders(sql: &str) -> String {
+        sql.to_string()
+    }
+    /// A possibly schema-qualified identifier, quoted.
+    fn quote(name: &str) -> String;
+    /// `column` read as text, as a 64-bit integer.
+    fn text(column: &str) -> String;
+    fn int(expression: &str) -> String;
+    /// The five entry columns read from the source aliased `src`, each cast so that any view with
+    /// these columns is readable.
+    fn entry_columns() -> &'static str;
+    /// `src.lastmod` as this database orders it.
+    fn lastmod_key() -> &'static str;
+    /// How text columns sort in the extension queries (the order of the output).
+    fn sort_key(column: &str) -> String {
+        column.to_string()
+    }
+    /// `INSERT INTO {rest}` that does nothing when the key exists.
+    fn insert_ignoring(rest: &str) -> String {
+        format!("INSERT INTO {rest} ON CONFLICT DO NOTHING")
+    }
+    /// The tail of an upsert that replaces `columns` when the row with `key` exists.
+    fn on_conflict_update(key: &str, columns: &[&str]) -> String {
+        let set: Vec<String> = columns
+            .iter()
+            .map(|c| format!("{c} = excluded.{c}"))
+            .collect();
+        format!(" ON CONFLICT ({key}) DO UPDATE SET {}", set.join(", "))
+    }
+
+    /// An entry of the source as this database hands its columns over.
+    fn raw_entry(row: &Self::Row) -> RawEntry;
+    /// The IndexNow position bound for a lastmod in microseconds.
+    fn instant(lastmod_us: i64) -> Self::Instant;
+    fn written(at: DateTime<Utc>) -> Self::Written;
+    /// Rows an INSERT, UPDATE or DELETE wrote.
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+    /// Entries modified after a position, and the position of the last one.
+    fn modified(rows: &[Self::Row]) -> Modified {
+        Modified::from_entries(rows.iter().map(Self::raw_entry).collect())
+    }
+
+    /// How `import` finds an entry by its URL: the key column, and what goes around the bound
+    /// URL to compare with it (MySQL keys by a hash of the URL).
+    fn loc_key() -> (&'static str, &'static str, &'static str) {
+        ("loc", "", "")
+    }
+
+    /// A transaction that reads and then writes.
+    fn begin_write(
+        pool: &Pool<Self>,
+    ) -> impl std::future::Future<Output = Result<Transaction<'static, Self>, sqlx::Error>> + Send;
+    /// Runs first in each import transaction.
+    fn before_import(
+        _tx: &mut Self::Connection,
+    ) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send {
+        async { Ok(()) }
+    }
+    /// A transaction that holds the site's write lock until it ends, across replicas.
+    fn begin_site_write(
+        pool: &Pool<Self>,
+        site: &str,
+    ) -> impl std::future::Future<Output = Result<Transaction<'static, Self>, sqlx::Error>> + Send;
+}
+
+/// `impl<DB> Sql<DB>` for every [`Dialect`], with the bounds sqlx needs to run, bind and decode
+/// what these statements do: written once for the three files of this folder.
+macro_rules! impl_sql {
+    ($($item:item)*) => {
+        impl<DB> $crate::store::sql::Sql<DB>
+        where
+            DB: $crate::store::sql::Dialect,
+            for<'c> &'c mut <DB as sqlx::Database>::Connection: sqlx::Executor<'c, Database = DB>,
+            for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+            for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+            for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<f64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<<DB as $crate::store::sql::Dialect>::Written>:
+                sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'r> i64: sqlx::Decode<'r, DB>,
+            for<'r> String: sqlx::Decode<'r, DB>,
+            &'static str: sqlx::ColumnIndex<<DB as sqlx::Database>::Row>,
+            usize: sqlx::ColumnIndex<<DB as sqlx::Database>::Row>,
+            <DB as sqlx::Database>::Connection: sqlx::migrate::Migrate,
+        {
+            $($item)*
+        }
+    };
+}
+pub(super) use impl_sql;
+
+/// A pool on one database, and the statements that read one source from it.
+pub struct Sql<DB: Database> {
+    pub(in crate::store) pool: Pool<DB>,
+    reads: Arc<Reads>,
+}
+
+impl<DB: Database> Clone for Sql<DB> {
+    fn clone(&self) -> Self {
+        Self {
+            pool: self.pool.clone(),
+            reads: self.reads.clone(),
+        }
+    }
+}
+
+/// Statements that name the source (or read many rows), built once per source.
+struct Reads {
+    range: String,
+    chunk: String,
+    recent: String,
+    modified: String,
+    alternates: String,
+    images: String,
+    presence: String,
+}
+
+impl Reads {
+    fn new<DB: Dialect>(source: &str) -> Self {
+        let select = format!(
+            "SELECT {} FROM {} AS src",
+            DB::entry_columns(),
+            DB::quote(source)
+        );
+        let key = DB::lastmod_key();
+        let in_range = "entry_id BETWEEN ? AND ?";
+        let sql = |text: String| DB::placeholders(&text);
+        Self {
+            range: sql(format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id")),
+            chunk: sql(format!(
+                "{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"
+            )),
+            recent: sql(format!(
+                "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
+                 ORDER BY {key} DESC, src.id DESC LIMIT ?"
+            )),
+            modified: sql(format!(
+                "SELECT {}, {key} AS lastmod_key FROM {} AS src WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
+                 AND ({key} > ? OR ({key} = ? AND src.id > ?)) AND {key} <= ? \
+                 ORDER BY {key}, src.id LIMIT ?",
+                DB::entry_columns(),
+                DB::quote(source)
+            )),
+            alternates: sql(format!(
+                "SELECT {} AS entry_id, {} AS hreflang, {} AS href FROM {ALTERNATES_TABLE} \
+                 WHERE {in_range} ORDER BY entry_id, {}, {}",
+                DB::int("entry_id"),
+                DB::text("hreflang"),
+                DB::text("href"),
+                DB::sort_key("hreflang"),
+                DB::sort_key("href"),
+            )),
+            images: sql(format!(
+                "SELECT {} AS entry_id, {} AS loc FROM {IMAGES_TABLE} \
+                 WHERE {in_range} ORDER BY entry_id, id",
+                DB::int("entry_id"),
+                DB::text("loc"),
+            )),
+            presence: sql(format!(
+                "SELECT {} AS xhtml, {} AS image",
+                DB::int(&format!(
+                    "CASE WHEN EXISTS (SELECT 1 FROM {ALTERNATES_TABLE} WHERE {in_range}) \
+                     THEN 1 ELSE 0 END"
+                )),
+                DB::int(&format!(
+                    "CASE WHEN EXISTS (SELECT 1 FROM {IMAGES_TABLE} WHERE {in_range}) \
+                     THEN 1 ELSE 0 END"
+                )),
+            )),
+        }
+    }
+}
+
+/// `count` comma-separated placeholders, for an `IN (…)` list.
+fn placeholder_list(count: usize) -> String {
+    vec!["?"; count].join(", ")
+}
+
+/// `VALUES` rows of `width` placeholders each, `count` of them.
+fn values_rows(width: usize, count: usize) -> String {
+    let row = format!("({})", placeholder_list(width));
+    vec![row; count].join(", ")
+}
+
+impl<DB: Dialect> Sql<DB> {
+    pub(super) fn new(pool: Pool<DB>, source: &str) -> Self {
+        Self {
+            reads: Arc::new(Reads::new::<DB>(source)),
+            pool,
+        }
+    }
+
+    pub fn pool(&self) -> &Pool<DB> {
+        &self.pool
+    }
+
+    /// The same database (and connection pool) read from another source table or view.
+    pub fn for_source(&self, source: &str) -> Self {
+        Self::new(self.pool.clone(), source)
+    }
+}
+
+impl_sql! {
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        DB::MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Migrations applied to the database, and migrations this build knows.
+    pub async fn migrations(&self) -> Result<(i64, i64), StoreError> {
+        let applied = sqlx::query_scalar(super::APPLIED_MIGRATIONS)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((applied, DB::MIGRATOR.iter().count() as i64))
+    }
+
+    /// Entries with ids in `range`, in id order, streamed.
+    pub fn entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query::<DB>(&self.reads.range)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch(&self.pool)
+            .map_ok(|row| DB::raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
+    /// The first `limit` entries with ids in `range`.
+    pub async fn entries_chunk(&self, range: IdRange, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.chunk)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(DB::raw_entry).collect())
+    }
+
+    pub async fn alternates(&self, range: IdRange) -> Result<Keyed<RawAlternate>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.alternates)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(super::keyed_alternate).collect())
+    }
+
+    pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.images)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(super::keyed_image).collect())
+    }
+
+    /// Which extension tables have rows for entries in `range`.
+    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
+        let row = sqlx::query::<DB>(&self.reads.presence)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(Namespaces {
+            xhtml: row.try_get::<i64, _>("xhtml")? != 0,
+            image: row.try_get::<i64, _>("image")? != 0,
+        })
+    }
+
+    /// Up to `limit` entries with a lastmod, the most recently modified first.
+    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.recent)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(DB::raw_entry).collect())
+    }
+
+    /// Up to `limit` entries modified after `after` and no later than `through`, oldest first.
+    pub async fn modified_after(
+        &self,
+        after: super::SubmittedThrough,
+        through: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Modified, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.modified)
+            .bind(DB::instant(after.lastmod_us))
+            .bind(DB::instant(after.lastmod_us))
+            .bind(after.id)
+            .bind(DB::instant(through.timestamp_micros()))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(DB::modified(&rows))
+    }
+}
