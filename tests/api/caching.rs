@@ -265,6 +265,7 @@ async fn changes_to_the_table_show_without_a_manual_sweep(backend: Backend) {
         .await;
     let app = &app;
     let now = eventually(
+        "a new ETag of file 3",
         move || async move { header(&app.get("/sitemap-3.xml.gz").await, "etag").to_string() },
         |now| *now != before,
     )
@@ -297,6 +298,7 @@ async fn a_change_reaches_every_replica_without_a_manual_sweep(backend: Backend)
         .await;
     for app in [&first, &second] {
         let now = eventually(
+            "new ETags on both replicas",
             move || async move {
                 [
                     etag(app, "/sitemap-1.xml.gz").await,
@@ -332,6 +334,7 @@ async fn a_text_render_of_changed_rows_sets_the_sweep_going(backend: Backend) {
     assert_eq!(live.lines().count(), 3, "{live}");
     let app = &app;
     let now = eventually(
+        "a new ETag of the text sitemap",
         move || async move { header(&app.get("/sitemap.txt").await, "etag").to_string() },
         |now| *now != before,
     )
@@ -345,6 +348,7 @@ async fn a_truncate_shows_without_a_manual_sweep(backend: Backend) {
     db.exec("TRUNCATE sitemap_entries").await;
     let app = &app;
     let pages = eventually(
+        "the index to shrink to one file",
         move || async move { app.index_pages().await },
         |pages| pages.len() == 1,
     )
@@ -378,6 +382,7 @@ async fn a_hundred_concurrent_cold_requests_cause_one_render(backend: Backend) {
         }));
     }
     let followers = eventually(
+        "99 requests to follow one render",
         || app.metric("sitemapd_render_followers_total"),
         |n| *n >= 99.0,
     )

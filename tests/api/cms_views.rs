@@ -98,6 +98,7 @@ async fn publishing_a_draft_shows_within_the_refresh_period() {
         .await;
     let app_ref = &app;
     let served = eventually(
+        "the published post in the view's sitemap",
         move || async move { locs(urlset(app_ref).await.as_bytes()) },
         |served| served.len() == 5,
     )

@@ -123,7 +123,7 @@ async fn an_added_image_changes_only_its_file_and_declares_the_namespace_there(b
     let before = [etag(1).await, etag(2).await, etag(3).await];
     db.insert_images(&[(250, "https://cdn.example.net/new.jpg")])
         .await;
-    let now = eventually(|| etag(3), |now| *now != before[2]).await;
+    let now = eventually("a new ETag of file 3", || etag(3), |now| *now != before[2]).await;
     assert_ne!(
         now, before[2],
         "the image table's trigger reaches the service"

@@ -322,16 +322,7 @@ fn the_checkers_accept_the_specs_examples_and_refuse_what_the_specs_forbid() {
             "RFC 3986",
         ),
     ];
-    for (from, to, expected) in atom_cases {
-        let bad = GOOD_ATOM.replacen(from, to, 1);
-        assert_ne!(bad, GOOD_ATOM, "{from}");
-        let problems = feed_problems(bad.as_bytes(), Feed::Atom)
-            .unwrap_or_else(|| panic!("accepted with {to:?}:\n{bad}"));
-        assert!(
-            problems.contains(expected),
-            "{expected:?} not in:\n{problems}"
-        );
-    }
+    assert_each_rejected(GOOD_ATOM, Feed::Atom, &atom_cases);
     let rss_cases = [
         (
             "<description>Liftoff to Space Exploration.</description>",
@@ -375,10 +366,16 @@ fn the_checkers_accept_the_specs_examples_and_refuse_what_the_specs_forbid() {
             "application/rss+xml",
         ),
     ];
-    for (from, to, expected) in rss_cases {
-        let bad = GOOD_RSS.replacen(from, to, 1);
-        assert_ne!(bad, GOOD_RSS, "{from}");
-        let problems = feed_problems(bad.as_bytes(), Feed::Rss)
+    assert_each_rejected(GOOD_RSS, Feed::Rss, &rss_cases);
+}
+
+/// Each `(from, to, expected)` edit of the valid `good` feed is rejected, with `expected` among
+/// the problems named.
+fn assert_each_rejected(good: &str, kind: Feed, cases: &[(&str, &str, &str)]) {
+    for (from, to, expected) in cases {
+        let bad = good.replacen(from, to, 1);
+        assert_ne!(bad, good, "{from}");
+        let problems = feed_problems(bad.as_bytes(), kind)
             .unwrap_or_else(|| panic!("accepted with {to:?}:\n{bad}"));
         assert!(
             problems.contains(expected),

@@ -128,6 +128,7 @@ async fn feeds_have_validators_and_change_when_an_entry_does(backend: Backend) {
     let now = {
         let app = &app;
         eventually(
+            "a new ETag of the Atom feed",
             move || async move { header(&app.get("/feed.atom").await, "etag").to_string() },
             |now| *now != etag,
         )

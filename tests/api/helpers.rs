@@ -742,8 +742,9 @@ pub fn header<'a>(resp: &'a reqwest::Response, name: &str) -> &'a str {
 pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Polls `probe` until `done` holds for what it returns, or [`PATIENCE`] has passed; returns
-/// the last value either way, so the caller's assertion says what was seen.
-pub async fn eventually<T, F, Fut>(mut probe: F, done: impl Fn(&T) -> bool) -> T
+/// the last value either way, so the caller's assertion says what was seen. `awaited` names
+/// what the test waits for, in the log of a test that gave up.
+pub async fn eventually<T, F, Fut>(awaited: &str, mut probe: F, done: impl Fn(&T) -> bool) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = T>,
@@ -751,7 +752,11 @@ where
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let value = probe().await;
-        if done(&value) || tokio::time::Instant::now() >= deadline {
+        if done(&value) {
+            return value;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            eprintln!("gave up after {PATIENCE:?} waiting for {awaited}");
             return value;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -822,11 +827,86 @@ impl Sitemapd {
         child.wait_with_output().unwrap()
     }
 
-    /// Starts it in the background, its log on a pipe (`serve`, say).
-    pub fn spawn(mut self) -> std::process::Child {
-        self.command
+    /// Runs `serve` on a free port of 127.0.0.1 and waits until `/healthz` answers; the
+    /// process is killed when the returned guard is dropped, whatever the test did.
+    pub async fn serve(mut self) -> Serving {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = self
+            .command
+            .env("BIND_ADDR", &addr)
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .expect("start sitemapd")
+            .expect("start sitemapd");
+        let serving = Serving {
+            child: Some(child),
+            addr,
+            _cwd: self._cwd.take(),
+        };
+        serving.wait_until_answering().await;
+        serving
+    }
+}
+
+/// A `sitemapd serve` process of a test; killed on drop unless it was waited for.
+pub struct Serving {
+    child: Option<std::process::Child>,
+    pub addr: String,
+    _cwd: Option<tempfile::TempDir>,
+}
+
+impl Serving {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    async fn wait_until_answering(&self) {
+        let client = &reqwest::Client::new();
+        let url = &self.url("/healthz");
+        let healthy = eventually(
+            "the server to answer /healthz",
+            move || async move {
+                client
+                    .get(url)
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status() == 200)
+            },
+            |healthy| *healthy,
+        )
+        .await;
+        assert!(healthy, "the server did not come up");
+    }
+
+    /// Sends SIGTERM, as a service manager stops it.
+    pub fn terminate(&self) {
+        let pid = self.child.as_ref().expect("running").id();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {pid}");
+    }
+
+    /// Waits for the process to end; its exit status and log.
+    pub async fn wait_with_output(mut self) -> std::process::Output {
+        let child = self.child.take().expect("running");
+        tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }

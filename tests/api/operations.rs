@@ -1,8 +1,5 @@
 //! Running it: export, health, metrics, JSON logs, graceful shutdown, mount paths.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command};
-
 use crate::helpers::*;
 
 crate::on_each_database!(
@@ -137,63 +134,28 @@ async fn health_readiness_and_metrics_answer(backend: Backend) {
 }
 
 /// `sitemapd serve` as a child process on a free port, with its log on stderr.
-fn start_server(db_url: &str, extra: &[(&str, &str)]) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = Sitemapd::new(["serve"])
+fn server(db_url: &str) -> Sitemapd {
+    Sitemapd::new(["serve"])
         .env("SITEMAP_BASE_URL", BASE)
         .env("DATABASE_URL", db_url)
-        .env("BIND_ADDR", &addr)
-        .envs(extra)
-        .spawn();
-    (child, addr)
-}
-
-async fn wait_healthy(addr: &str) {
-    let client = &reqwest::Client::new();
-    let url = &format!("http://{addr}/healthz");
-    let healthy = eventually(
-        move || async move {
-            client
-                .get(url)
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == 200)
-        },
-        |healthy| *healthy,
-    )
-    .await;
-    assert!(healthy, "server did not come up");
 }
 
 #[tokio::test]
 async fn sigterm_lets_downloads_finish_and_exits_zero_with_json_logs() {
     let db = db_with_pages(Backend::Postgres).await;
-    let (child, addr) = start_server(&db.url, &[("LOG_FORMAT", "json")]);
-    wait_healthy(&addr).await;
+    let server = server(&db.url).env("LOG_FORMAT", "json").serve().await;
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
     let response = client
-        .get(format!("http://{addr}/sitemap-1.xml"))
+        .get(server.url("/sitemap-1.xml"))
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
+    server.terminate();
     // The response that was under way completes.
     let body = response.text().await.unwrap();
     assert!(body.ends_with("</urlset>\n"));
-    let status = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = server.wait_with_output().await;
     assert_eq!(status.status.code(), Some(0));
     let log = String::from_utf8(status.stderr).unwrap();
     let request_line = log
@@ -211,20 +173,10 @@ async fn a_password_in_the_database_url_stays_out_of_the_logs() {
     let db = db_with_pages(Backend::Postgres).await;
     let mut url = url::Url::parse(&db.url).unwrap();
     url.set_password(Some("hunter2")).unwrap();
-    let (mut child, addr) = start_server(url.as_str(), &[]);
-    wait_healthy(&addr).await;
-    Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let lines: Vec<String> = BufReader::new(stderr)
-        .lines()
-        .map_while(Result::ok)
-        .collect();
-    child.wait().unwrap();
-    let log = lines.join("\n");
+    let server = server(url.as_str()).serve().await;
+    server.terminate();
+    let output = server.wait_with_output().await;
+    let log = String::from_utf8_lossy(&output.stderr);
     assert!(log.contains("listening"), "{log}");
     assert!(!log.contains("hunter2"), "{log}");
 }

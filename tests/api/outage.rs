@@ -510,6 +510,7 @@ async fn a_change_whose_sweep_fails_shows_once_the_database_answers_again(backen
     let pages = {
         let app = &app;
         eventually(
+            "the index to list the new file",
             move || async move { app.index_pages().await },
             |pages| pages.len() == 2,
         )
