@@ -252,7 +252,9 @@ pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
 
 async fn render_whole(site: &Site, page: &Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
-    render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
+    let (_, last) =
+        render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
+    out.extend_from_slice(&last);
     Ok(out)
 }
 

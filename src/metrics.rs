@@ -31,6 +31,8 @@ pub struct Metrics {
     pub render_seconds: Histogram,
     pub cache_hits: Counter,
     pub render_followers: Counter,
+    /// Renders that met rows the file's validators do not describe, and were aborted.
+    pub stale_renders: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
     /// Sweeps that failed and are owed; hand a clone to each [`crate::sweep::Sweeper`].
@@ -57,6 +59,7 @@ impl Metrics {
             render_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
             cache_hits: Counter::default(),
             render_followers: Counter::default(),
+            stale_renders: Counter::default(),
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
             sweep_failures: Counter::default(),
@@ -90,6 +93,11 @@ impl Metrics {
             "render_followers",
             "Requests for a sitemap file that joined its render under way (single flight)",
             m.render_followers.clone(),
+        );
+        registry.register(
+            "stale_renders",
+            "Renders that met rows changed since the last sweep: aborted, never sent under the old ETag",
+            m.stale_renders.clone(),
         );
         registry.register("bytes_served", "Body bytes sent", m.bytes_served.clone());
         registry.register(

@@ -62,7 +62,14 @@ impl CachedFile {
 enum Progress {
     Running(usize),
     Done(usize),
-    Failed(Arc<StoreError>),
+    Failed(Failure),
+}
+
+/// Why a render ended without its last bytes.
+#[derive(Debug, Clone)]
+enum Failure {
+    Store(Arc<StoreError>),
+    Stale,
 }
 
 /// How a render ended, for [`PageCache::land`].
@@ -70,16 +77,24 @@ enum Progress {
 pub enum Landing {
     /// The bytes are those of the key: keep them if they have been asked for twice.
     Keep,
-    /// The bytes are not those of the key (the rows changed since the sweep): serve, don't keep.
-    Discard,
+    /// The bytes are not those of the key (the rows changed since the sweep): followers end
+    /// with an error before the last bytes, so no body goes out under the ETag of other bytes.
+    Stale,
     /// The render failed: followers end with this error.
     Failed(Arc<StoreError>),
 }
 
 /// A render's failure as a body stream reports it; the cause is kept.
 #[derive(Debug, thiserror::Error)]
-#[error("the render failed")]
-pub struct RenderFailed(#[source] pub Arc<StoreError>);
+pub enum RenderFailed {
+    #[error("the render failed")]
+    Store(#[source] Arc<StoreError>),
+    #[error(
+        "the rows changed since the file's validators were taken: the response is aborted \
+         rather than sent under the ETag of other bytes; the next sweep dates the file anew"
+    )]
+    Stale,
+}
 
 /// One render in progress: the chunks so far and how far it got.
 pub struct Flight {
@@ -113,8 +128,8 @@ impl Flight {
         CachedFile(chunks.iter().cloned().collect())
     }
 
-    fn fail(&self, error: Arc<StoreError>) {
-        self.progress.send_replace(Progress::Failed(error));
+    fn fail(&self, failure: Failure) {
+        self.progress.send_replace(Progress::Failed(failure));
     }
 
     /// The file from its first byte, as fast as the render produces it. A failed render ends
@@ -130,8 +145,11 @@ impl Flight {
                 let (available, done) = match progress {
                     Progress::Running(n) => (n, false),
                     Progress::Done(n) => (n, true),
-                    Progress::Failed(error) => {
-                        let err = io::Error::other(RenderFailed(error));
+                    Progress::Failed(failure) => {
+                        let err = io::Error::other(match failure {
+                            Failure::Store(error) => RenderFailed::Store(error),
+                            Failure::Stale => RenderFailed::Stale,
+                        });
                         return Some((Err(err), (flight, rx, usize::MAX)));
                     }
                 };
@@ -215,14 +233,14 @@ impl PageCache {
         let Some(flight) = inner.flights.remove(key) else {
             return;
         };
-        let keep = match landing {
-            Landing::Failed(error) => return flight.fail(error),
-            Landing::Keep => true,
-            Landing::Discard => false,
-        };
+        match landing {
+            Landing::Failed(error) => return flight.fail(Failure::Store(error)),
+            Landing::Stale => return flight.fail(Failure::Stale),
+            Landing::Keep => {}
+        }
         let whole = flight.finish();
         let followed = flight.followers.load(std::sync::atomic::Ordering::Relaxed) > 0;
-        if !keep || whole.len() > self.budget {
+        if whole.len() > self.budget {
             return;
         }
         if followed || inner.seen_once.remove(key) {

@@ -227,12 +227,16 @@ impl Reader {
                 .render_seconds
                 .observe(started.elapsed().as_secs_f64());
             let landing = match result {
-                Ok(rendered) if rendered.describes_another_state_than(page) => {
+                Ok((rendered, _)) if rendered.describes_another_state_than(page) => {
                     // The rows changed since the last sweep: let the sweep catch up.
                     site.report_stale(&served);
-                    Landing::Discard
+                    reader.metrics.stale_renders.inc();
+                    Landing::Stale
                 }
-                Ok(_) => Landing::Keep,
+                Ok((_, last)) => {
+                    flight.push(last);
+                    Landing::Keep
+                }
                 Err(e) => {
                     reader.metrics.database_errors.inc();
                     Landing::Failed(Arc::new(e))
@@ -247,10 +251,12 @@ impl Reader {
     fn render_text(self: &Arc<Self>, site: Arc<Site>, served: ServedPage) -> ByteStream {
         let (tx, rx) = futures::channel::mpsc::channel(2);
         self.metrics.renders.inc();
+        let metrics = self.metrics.clone();
         tokio::spawn(async move {
             let rendered = render::page_text(&site, &served.page, served.range, tx).await;
             if rendered.is_some_and(|r| r.describes_another_state_than(&served.page)) {
                 site.report_stale(&served);
+                metrics.stale_renders.inc();
             }
         });
         rx.boxed()

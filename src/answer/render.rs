@@ -10,6 +10,7 @@ use futures::stream::BoxStream;
 use futures::TryStreamExt;
 use tokio::io::AsyncWriteExt;
 
+use super::cache::RenderFailed;
 use crate::site::{Page, Site};
 use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry};
 use crate::store::{IdRange, StoreError};
@@ -35,13 +36,15 @@ impl Rendered {
     }
 }
 
-/// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced.
+/// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced but
+/// the last: that one (the end of the stream and its checksum) is returned with what was
+/// rendered, for the caller to send only if the bytes are those the page's ETag names.
 pub async fn page_gz(
     site: &Site,
     page: &Page,
     range: IdRange,
     mut emit: impl FnMut(Bytes),
-) -> Result<Rendered, StoreError> {
+) -> Result<(Rendered, Bytes), StoreError> {
     let mut entries = PageEntries::open(site, page, range);
     let mut gz =
         GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
@@ -56,14 +59,14 @@ pub async fn page_gz(
     batch.extend_from_slice(site.style.urlset_close());
     compress(&mut gz, &mut batch, &mut emit).await;
     gz.shutdown().await.map_err(io_to_store)?;
-    emit(Bytes::copy_from_slice(gz.get_mut()));
-    Ok(entries.finish())
+    Ok((entries.finish(), Bytes::copy_from_slice(gz.get_mut())))
 }
 
 /// Streams page `page`'s entries as a text sitemap into `tx`: one absolute URL per line, the
-/// same entries as its XML form (the same limits decide). A failure ends with an error item.
-/// Returns what the XML form of those entries would be, to tell whether the page's stored
-/// validators still describe them; `None` when the render did not finish.
+/// same entries as its XML form (the same limits decide). A failure ends with an error item,
+/// and so do rows the page's stored validators do not describe (the last lines are held back
+/// until that is known). Returns what the XML form of those entries would be; `None` when the
+/// render did not finish.
 pub async fn page_text(
     site: &Site,
     page: &Page,
@@ -93,10 +96,16 @@ pub async fn page_text(
             return None;
         }
     }
-    if !batch.is_empty() && tx.send(Ok(Bytes::from(batch))).await.is_err() {
+    let rendered = entries.finish();
+    let last = if rendered.describes_another_state_than(page) {
+        Err(std::io::Error::other(RenderFailed::Stale))
+    } else {
+        Ok(Bytes::from(batch))
+    };
+    if tx.send(last).await.is_err() {
         return None;
     }
-    Some(entries.finish())
+    Some(rendered)
 }
 
 /// A page's entries in id order, each written as its `<url>` element into `element`, for as

@@ -5,6 +5,7 @@
 mod caching;
 mod cli;
 mod cms_views;
+mod current;
 mod extensions;
 mod feed_checks;
 mod feeds;
