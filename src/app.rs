@@ -106,7 +106,7 @@ pub fn entry_rules(config: &Config, site: &SiteConfig, robots: &ServedRobots) ->
     )
 }
 
-/// A started service: every site measured once, ready to serve and to be kept current.
+/// A started service: every site opened, ready to listen and to be kept current.
 pub struct Service {
     pub app: Arc<App>,
     /// One per site, in the order of [`App::sites`].
@@ -118,7 +118,8 @@ pub struct Service {
 }
 
 impl Service {
-    /// Connects, migrates and measures every page of every site once.
+    /// Connects, migrates and opens every site: stored files are served at once; the first
+    /// sweep (or the verification of what is stored) runs once [`Service::serve`] does.
     pub async fn start(config: &Config) -> Result<Self, StartError> {
         // Every template is checked before anything else happens.
         let mut prepared = Vec::with_capacity(config.sites.len());
@@ -186,9 +187,13 @@ impl Service {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) {
-        for sweeper in &self.sweepers {
-            tokio::spawn(sweeper.clone().keep_current(self.refresh));
-        }
+        // Sweeps stop with the server, also when this future is dropped.
+        let _sweeping = AbortOnDrop(
+            self.sweepers
+                .iter()
+                .map(|sweeper| tokio::spawn(sweeper.clone().keep_current(self.refresh)))
+                .collect(),
+        );
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = http::serve(listener, self.app.clone(), self.limits, async {
             let _ = stop_rx.await;
@@ -209,6 +214,17 @@ impl Service {
         );
         if served.is_err() {
             tracing::warn!("grace period over; closing remaining connections");
+        }
+    }
+}
+
+/// Background tasks that end when this is dropped.
+struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
         }
     }
 }

@@ -168,7 +168,7 @@ fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
 }
 
 async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
-    sweeper.finish_opening().await?;
+    sweeper.sweep_now().await?;
     let site = sweeper.site();
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;

@@ -62,6 +62,13 @@ pub enum File {
     Stylesheet,
 }
 
+impl File {
+    /// Files that do not depend on the database: answered from the first second.
+    fn served_before_the_first_sweep(self) -> bool {
+        matches!(self, File::Robots | File::IndexNowKey | File::Stylesheet)
+    }
+}
+
 /// Why a file cannot be answered.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
@@ -69,6 +76,9 @@ pub enum AnswerError {
     NotFound,
     #[error("the file could not be read from the database")]
     Unavailable(#[source] io::Error),
+    /// Nothing was stored for the site and its first sweep is under way.
+    #[error("the site's first sweep is under way")]
+    FirstSweep,
 }
 
 /// Answers requests for files from the sites' snapshots, rendering through one shared cache.
@@ -99,6 +109,9 @@ impl Reader {
         accepts: Accepts,
     ) -> Result<Document, AnswerError> {
         use document::{ATOM, RSS, TEXT, XML, XSL};
+        if !file.served_before_the_first_sweep() && !site.readiness().serves_files() {
+            return Err(AnswerError::FirstSweep);
+        }
         let snapshot = site.snapshot();
         let page = |no: i64| snapshot.page(no).ok_or(AnswerError::NotFound);
         Ok(match file {
@@ -118,7 +131,11 @@ impl Reader {
             }
             File::Index => Document::small(XML, &snapshot.index, accepts),
             File::FeedAtom | File::FeedRss => {
-                let feeds = snapshot.feeds.as_ref().ok_or(AnswerError::NotFound)?;
+                let feeds = snapshot.feeds.as_ref().ok_or(match site.feed_size {
+                    0 => AnswerError::NotFound,
+                    // Stored files are served at once; the feeds come with the first sweep.
+                    _ => AnswerError::FirstSweep,
+                })?;
                 match file {
                     File::FeedAtom => Document::small(ATOM, &feeds.atom, accepts),
                     _ => Document::small(RSS, &feeds.rss, accepts),

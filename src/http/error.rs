@@ -19,6 +19,8 @@ pub enum HttpError {
     Unavailable(#[source] std::io::Error),
     #[error("not ready")]
     NotReady(#[source] StoreError),
+    #[error("the first sweep is under way")]
+    FirstSweep,
 }
 
 impl From<AnswerError> for HttpError {
@@ -26,6 +28,7 @@ impl From<AnswerError> for HttpError {
         match e {
             AnswerError::NotFound => Self::NotFound,
             AnswerError::Unavailable(cause) => Self::Unavailable(cause),
+            AnswerError::FirstSweep => Self::FirstSweep,
         }
     }
 }
@@ -35,6 +38,10 @@ impl IntoResponse for HttpError {
         let (status, body) = match &self {
             Self::NotFound => (StatusCode::NOT_FOUND, "not found\n"),
             Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
+            Self::FirstSweep => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "starting: the first sweep of the database is under way\n",
+            ),
             Self::Unavailable(_) | Self::NotReady(_) => {
                 tracing::warn!(error = %Chain(&self), "answering 503");
                 (StatusCode::SERVICE_UNAVAILABLE, "temporarily unavailable\n")
@@ -51,7 +58,7 @@ impl IntoResponse for HttpError {
             Self::MethodNotAllowed => {
                 headers.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
             }
-            Self::Unavailable(_) | Self::NotReady(_) => {
+            Self::Unavailable(_) | Self::NotReady(_) | Self::FirstSweep => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             Self::NotFound => {}

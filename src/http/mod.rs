@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use crate::answer::{Accepts, File, Reader};
 use crate::config::BaseUrl;
 use crate::metrics::{Metrics, RequestLabels};
-use crate::site::Site;
+use crate::site::{Readiness, Site};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
@@ -194,14 +194,27 @@ impl App {
     async fn probe(&self, probe: Probe) -> Response {
         match probe {
             Probe::Health => (StatusCode::OK, "ok\n").into_response(),
-            Probe::Ready => match self.site().store.ready().await {
-                Ok(()) => (StatusCode::OK, "ready\n").into_response(),
-                Err(e) => {
-                    self.metrics.database_errors.inc();
-                    HttpError::NotReady(e).into_response()
-                }
-            },
+            Probe::Ready => self.readiness().await,
             Probe::Metrics => self.metrics_text(),
+        }
+    }
+
+    /// `/readyz`: 503 while the database is away or a site's first sweep is under way; 200
+    /// once every site serves files, saying whether stored ones are still being verified.
+    async fn readiness(&self) -> Response {
+        if let Err(e) = self.site().store.ready().await {
+            self.metrics.database_errors.inc();
+            return HttpError::NotReady(e).into_response();
+        }
+        let least = self.sites.iter().map(|site| site.readiness()).min();
+        match least.unwrap_or(Readiness::Current) {
+            Readiness::FirstSweep => HttpError::FirstSweep.into_response(),
+            Readiness::Verifying => (
+                StatusCode::OK,
+                "ready: serving stored files, verifying them\n",
+            )
+                .into_response(),
+            Readiness::Current => (StatusCode::OK, "ready\n").into_response(),
         }
     }
 

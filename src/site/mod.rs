@@ -12,7 +12,7 @@ mod snapshot;
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::config::BaseUrl;
 use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint};
@@ -61,7 +61,27 @@ pub struct Site {
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
+    readiness: watch::Sender<Readiness>,
     stale: mpsc::Sender<Stale>,
+}
+
+/// How far a site's snapshot can be trusted, for `/readyz` and the sitemap routes; ordered
+/// from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Readiness {
+    /// Nothing was stored: the first sweep is under way, and sitemap routes answer 503.
+    FirstSweep,
+    /// The stored files are served while they are checked against the source.
+    Verifying,
+    /// The files were checked against the source (and are kept current since).
+    Current,
+}
+
+impl Readiness {
+    /// Whether sitemap files may be served.
+    pub fn serves_files(self) -> bool {
+        self != Readiness::FirstSweep
+    }
 }
 
 /// A render found rows that `page`'s validators do not describe: they changed since the last
@@ -79,7 +99,8 @@ pub struct Stale {
 pub type StaleReports = mpsc::Receiver<Stale>;
 
 impl Site {
-    /// A site serving one empty file until the write side installs what its database holds;
+    /// A site whose first sweep is under way (until the write side installs what its database
+    /// holds, sitemap routes answer 503);
     /// with the receiver of its stale reports, for that write side.
     pub fn new(settings: SiteSettings, store: Store, now: i64) -> (Arc<Self>, StaleReports) {
         let SiteSettings {
@@ -109,6 +130,7 @@ impl Site {
             source,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
+            readiness: watch::Sender::new(Readiness::FirstSweep),
             stale,
         };
         (Arc::new(site), reports)
@@ -121,6 +143,27 @@ impl Site {
     /// Makes `snapshot` the one every request is answered from.
     pub fn install(&self, snapshot: Snapshot) {
         *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    }
+
+    pub fn readiness(&self) -> Readiness {
+        *self.readiness.borrow()
+    }
+
+    /// Moves the site to `readiness`; a site never goes back to [`Readiness::FirstSweep`].
+    pub fn set_readiness(&self, readiness: Readiness) {
+        self.readiness.send_if_modified(|now| {
+            let moved = *now != readiness && readiness != Readiness::FirstSweep;
+            if moved {
+                *now = readiness;
+            }
+            moved
+        });
+    }
+
+    /// Waits until the site has reached `readiness` (or gone past it).
+    pub async fn reached(&self, readiness: Readiness) {
+        let mut rx = self.readiness.subscribe();
+        let _ = rx.wait_for(|now| *now >= readiness).await;
     }
 
     /// How this site's documents are written and where its files are published.

@@ -1,12 +1,18 @@
-//! The change log of MySQL and SQLite, which cannot notify a client: each consumer reads it
-//! after its own cursor, and turns what it finds into [`Change`]s.
+//! The change log our triggers keep on every backend: each reader reads it after its own cursor
+//! (which a site stores, so a restarted service reads only what changed while it was stopped),
+//! and turns what it finds into [`Change`]s.
+
+use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
+use tokio::sync::Notify;
 
-use super::{Change, IdRange, StoreError};
+use super::{Change, IdRange};
 
 /// How often the change log of a database that cannot notify (MySQL, SQLite) is read.
 const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often it is read when notifications wake the reader (PostgreSQL): in case one is lost.
+const WOKEN_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Versions of a change log kept for consumers that lag; one that lags more re-reads everything
 /// (after a bulk load of more rows than this, that is the cheaper way anyway).
@@ -14,13 +20,13 @@ const CHANGE_LOG_RETAINED: i64 = 100_000;
 
 /// What one read of a change log found after a consumer's cursor.
 ///
-/// MySQL and SQLite cannot notify a client. Their triggers bump one counter row per source
-/// (`sitemapd_changes.version`: the row lock serialises writers, so versions follow commit
-/// order) and log the ids each version touched (`sitemapd_change_log`). Every consumer
-/// (replicas, or sites of one process sharing a source) reads the log after its own cursor, so
-/// none can take a change from another; the log is trimmed to [`CHANGE_LOG_RETAINED`] versions.
+/// Our triggers bump one counter row per source (`sitemapd_changes.version`: the row lock
+/// serialises writers, so versions follow commit order) and log the ids each version touched
+/// (`sitemapd_change_log`). Every consumer (replicas, or sites of one process sharing a source)
+/// reads the log after its own cursor, so none can take a change from another; the log is
+/// trimmed to [`CHANGE_LOG_RETAINED`] versions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct LogReading {
+pub struct LogReading {
     /// Lowest and highest version logged after the cursor: `None` when nothing is new.
     pub first: Option<i64>,
     pub last: Option<i64>,
@@ -81,42 +87,81 @@ impl LogCursor {
     }
 }
 
-/// A change log as one consumer reads it (MySQL, SQLite): one source's log in one database.
-pub(crate) trait ChangeLog: Send + Sync + 'static {
-    /// What was logged after `version`.
-    fn read(
-        &self,
-        after: i64,
-    ) -> impl std::future::Future<Output = Result<LogReading, StoreError>> + Send;
-    /// Deletes what was logged up to `through`; a failure waits for the next trim.
-    fn trim(&self, through: i64) -> impl std::future::Future<Output = ()> + Send;
+/// What [`super::Store::changes`] hands a site: where its reading of the change log starts, and
+/// the changes logged after that, each with its version.
+pub struct ChangeFeed {
+    /// The version the stream reads after; `None` when the source is not watched (a view):
+    /// then the stream never yields.
+    pub start: Option<i64>,
+    /// Whether `start` is the cursor the caller asked to resume from: everything logged since
+    /// it will be reported. When false, what changed before `start` is not known.
+    pub resumed: bool,
+    pub changes: BoxStream<'static, Logged>,
 }
 
-/// Reads `log` every [`CHANGE_POLL`] from `start` on, yielding each change and trimming the log
-/// behind it (to [`CHANGE_LOG_RETAINED`] versions). Read errors are retried at the next poll.
-pub(crate) fn poll_change_log<L: ChangeLog>(
+/// One change read from the log, and the version it brings the reader to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Logged {
+    pub change: Change,
+    pub version: i64,
+}
+
+impl ChangeFeed {
+    /// The feed of a source nothing logs.
+    pub fn silent() -> Self {
+        Self {
+            start: None,
+            resumed: false,
+            changes: stream::pending().boxed(),
+        }
+    }
+}
+
+/// One source's change log as one reader reads it.
+#[derive(Clone)]
+pub(crate) struct SourceLog {
+    pub store: super::Store,
+    pub source: String,
+}
+
+/// Reads `log` from `start` on, whenever `wake` is notified (PostgreSQL's NOTIFY) and at least
+/// every [`CHANGE_POLL`] (every [`WOKEN_POLL`] when woken by notifications), yielding each change
+/// and trimming the log behind it to [`CHANGE_LOG_RETAINED`] versions. Read errors are retried
+/// at the next poll.
+pub(crate) fn poll_change_log(
     start: LogCursor,
-    log: L,
-) -> BoxStream<'static, Change> {
-    let log = std::sync::Arc::new(log);
+    log: SourceLog,
+    wake: Option<Arc<Notify>>,
+) -> BoxStream<'static, Logged> {
     // What was logged before we started (a bulk load, say) is trimmed at the first poll.
     let first_trim = start.version - CHANGE_LOG_RETAINED;
     stream::unfold(
         (start, Some(first_trim)),
         move |(mut cursor, pending_trim)| {
-            let log = log.clone();
+            let (log, wake) = (log.clone(), wake.clone());
             async move {
                 if let Some(through) = pending_trim {
-                    log.trim(through).await;
+                    let _ = log.store.trim_change_log(&log.source, through).await;
                 }
                 loop {
-                    tokio::time::sleep(CHANGE_POLL).await;
-                    let Ok(reading) = log.read(cursor.version).await else {
+                    match &wake {
+                        Some(wake) => {
+                            let _ = tokio::time::timeout(WOKEN_POLL, wake.notified()).await;
+                        }
+                        None => tokio::time::sleep(CHANGE_POLL).await,
+                    }
+                    let Ok(reading) = log.store.read_change_log(&log.source, cursor.version).await
+                    else {
                         continue;
                     };
                     if let Some(change) = cursor.advance(reading) {
-                        log.trim(cursor.version - CHANGE_LOG_RETAINED).await;
-                        return Some((change, (cursor, None)));
+                        let through = cursor.version - CHANGE_LOG_RETAINED;
+                        let _ = log.store.trim_change_log(&log.source, through).await;
+                        let logged = Logged {
+                            change,
+                            version: cursor.version,
+                        };
+                        return Some((logged, (cursor, None)));
                     }
                 }
             }

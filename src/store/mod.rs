@@ -25,7 +25,8 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use crate::config::{Config, DatabaseKind};
 use crate::sitemap::{Namespaces, RawEntry};
 
-pub(crate) use change_log::{poll_change_log, ChangeLog, LogCursor, LogReading};
+use change_log::{poll_change_log, LogCursor, SourceLog};
+pub use change_log::{ChangeFeed, LogReading, Logged};
 pub use error::StoreError;
 pub use import::{Alternate, EntryDetails, ImportCounts, ImportedEntry};
 use import::{ImportPlan, IMPORT_ROWS_PER_STATEMENT};
@@ -220,14 +221,60 @@ impl Store {
         Ok(())
     }
 
-    /// Whether changes to `source` are reported by [`Store::changes`] (our triggers are on it).
+    /// Whether changes to `source` are reported by [`Store::changes`] (our triggers log them).
     pub async fn notifies(&self, source: &str) -> bool {
-        each!(self, s => s.notifies(source).await)
+        each!(self, s => s.watched(source).await)
     }
 
-    /// Waits for the next change the database reports for the source. Sources without
-    /// notifications (views) never report; the periodic sweep covers them.
-    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
-        each!(self, s => s.changes(source).await)
+    /// The changes our triggers log for `source`, read after `resume` (the cursor a site
+    /// stored with its files) when the log still holds what followed it, else after the
+    /// current version. Sources nothing logs (views) get a feed that never yields.
+    pub async fn changes(&self, source: &str, resume: Option<i64>) -> ChangeFeed {
+        let Ok(Some((current, top))) = each!(self, s => s.change_version(source).await) else {
+            return ChangeFeed::silent();
+        };
+        // A cursor beyond the log's version belongs to another database (restored, recreated).
+        let resumed = resume.is_some_and(|cursor| cursor <= current);
+        let start = LogCursor {
+            version: if resumed {
+                resume.unwrap_or(current)
+            } else {
+                current
+            },
+            // The highest id when the cursor was stored is not known: a TRUNCATE while stopped
+            // is found by the background verification instead.
+            top: if resumed { None } else { top },
+        };
+        let wake = match self {
+            Store::Postgres(s) => Some(s.wake_on_notify()),
+            _ => None,
+        };
+        let log = SourceLog {
+            store: self.clone(),
+            source: source.to_string(),
+        };
+        ChangeFeed {
+            start: Some(start.version),
+            resumed,
+            changes: poll_change_log(start, log, wake),
+        }
+    }
+
+    async fn read_change_log(&self, source: &str, after: i64) -> Result<LogReading, StoreError> {
+        each!(self, s => s.read_change_log(source, after).await)
+    }
+
+    async fn trim_change_log(&self, source: &str, through: i64) -> Result<(), StoreError> {
+        each!(self, s => s.trim_change_log(source, through).await)
+    }
+
+    /// The change-log version the site's stored files cover.
+    pub async fn load_cursor(&self, site: &str) -> Result<Option<i64>, StoreError> {
+        each!(self, s => s.load_cursor(site).await)
+    }
+
+    /// Records that the site's stored files cover the change log through `version`.
+    pub async fn save_cursor(&self, site: &str, version: i64) -> Result<(), StoreError> {
+        each!(self, s => s.save_cursor(site, version).await)
     }
 }

@@ -1,18 +1,20 @@
-//! PostgreSQL backend: entries by keyset range, state tables, and LISTEN/NOTIFY for changes.
+//! PostgreSQL backend: how it connects, its dialect, and LISTEN/NOTIFY waking the change-log
+//! reader.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use futures::stream::{self, BoxStream, StreamExt};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{
     PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgQueryResult, PgRow,
 };
 use sqlx::{ConnectOptions, Postgres, Row, Transaction};
+use tokio::sync::Notify;
 
 use super::sql::{Dialect, Sql};
-use super::{quote_identifier, Change, IdRange, StoreError};
+use super::{quote_identifier, StoreError};
 use crate::config::Config;
 use crate::sitemap::RawEntry;
 
@@ -134,60 +136,38 @@ impl Sql<Postgres> {
         Ok(Self::new(pool, &config.first_site().source))
     }
 
-    pub async fn notifies(&self, source: &str) -> bool {
-        sqlx::query_scalar::<_, i64>(
-            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = 'sitemapd_entries_inserted'",
-        )
-        .bind(quote_identifier(source))
-        .fetch_one(&self.pool)
-        .await
-        .is_ok_and(|n| n > 0)
-    }
-
-    /// Notifications from the triggers our migration puts on its own table; a lost connection
-    /// is reported as [`Change::Everything`] since notifications may have been missed meanwhile.
-    /// Listening starts before this returns, so a sweep made right after misses nothing.
-    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
+    /// Notified whenever our triggers log a change (`pg_notify` on [`CHANGE_CHANNEL`]): wakes
+    /// the change-log reader, which reads the log itself, so a lost notification only delays
+    /// it. The listener ends when the returned handle is dropped.
+    pub fn wake_on_notify(&self) -> Arc<Notify> {
+        let wake = Arc::new(Notify::new());
+        let weak = Arc::downgrade(&wake);
         let pool = self.pool.clone();
-        let table = source.rsplit('.').next().unwrap_or(source).to_string();
-        let first = connect_listener(&pool).await.ok();
-        stream::unfold(first, move |listener| {
-            let (pool, table) = (pool.clone(), table.clone());
-            async move {
-                let Some(mut listener) = listener else {
-                    // (Re)connected: anything may have changed while we were not listening.
-                    return Some((Change::Everything, Some(reconnect_listener(&pool).await)));
+        tokio::spawn(async move {
+            loop {
+                let mut listener = match connect_listener(&pool).await {
+                    Ok(listener) => listener,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "cannot listen for change notifications; retrying");
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        continue;
+                    }
                 };
                 loop {
-                    match listener.try_recv().await {
-                        Ok(Some(n)) => {
-                            if let Some(change) = parse_notification(n.payload(), &table) {
-                                return Some((change, Some(listener)));
-                            }
-                        }
-                        // The connection dropped; the listener reconnects on the next call.
-                        Ok(None) => return Some((Change::Everything, Some(listener))),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "change notifications interrupted");
-                            return Some((Change::Everything, None));
-                        }
+                    let Some(wake) = weak.upgrade() else { return };
+                    let heard =
+                        tokio::time::timeout(Duration::from_secs(5), listener.try_recv()).await;
+                    match heard {
+                        Ok(Ok(Some(_))) => wake.notify_one(),
+                        // Timed out: see whether anyone still reads.
+                        Err(_) => {}
+                        // The connection dropped: listen again.
+                        Ok(Ok(None)) | Ok(Err(_)) => break,
                     }
                 }
             }
-        })
-        .boxed()
-    }
-}
-
-async fn reconnect_listener(pool: &PgPool) -> PgListener {
-    loop {
-        match connect_listener(pool).await {
-            Ok(listener) => return listener,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for changes; retrying");
-                tokio::time::sleep(Duration::from_secs(2)).await;
-            }
-        }
+        });
+        wake
     }
 }
 
@@ -197,38 +177,9 @@ async fn connect_listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     Ok(listener)
 }
 
-/// `"<table> <lo> <hi>"` or `"<table> all"`, as the trigger function sends them.
-fn parse_notification(payload: &str, table: &str) -> Option<Change> {
-    let mut parts = payload.split(' ');
-    if parts.next()? != table {
-        return None;
-    }
-    match (parts.next()?, parts.next()) {
-        ("all", None) => Some(Change::Everything),
-        (lo, Some(hi)) => match (lo.parse(), hi.parse()) {
-            (Ok(first), Ok(last)) => Some(Change::Ids(IdRange { first, last })),
-            _ => Some(Change::Everything),
-        },
-        _ => Some(Change::Everything),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn notifications_for_other_tables_are_ignored() {
-        assert_eq!(parse_notification("other 1 2", "sitemap_entries"), None);
-        assert_eq!(
-            parse_notification("sitemap_entries 3 9", "sitemap_entries"),
-            Some(Change::Ids(IdRange { first: 3, last: 9 }))
-        );
-        assert_eq!(
-            parse_notification("sitemap_entries all", "sitemap_entries"),
-            Some(Change::Everything)
-        );
-    }
 
     #[test]
     fn placeholders_are_numbered() {

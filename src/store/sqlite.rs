@@ -1,12 +1,10 @@
-//! SQLite backend, the embedded default: same interface as PostgreSQL; changes are seen by
-//! polling the change log our triggers keep (SQLite cannot notify another process; see
-//! [`super::LogReading`]).
+//! SQLite backend, the embedded default: how it connects and its dialect; changes are seen by
+//! polling the change log our triggers keep (SQLite cannot notify another process).
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use futures::stream::{self, BoxStream, StreamExt};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
@@ -15,10 +13,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 
 use super::sql::{Dialect, Sql};
-use super::{
-    poll_change_log, quote_identifier, Change, ChangeLog, LogCursor, LogReading, Modified,
-    StoreError, SubmittedThrough,
-};
+use super::{quote_identifier, Modified, StoreError, SubmittedThrough};
 use crate::config::Config;
 use crate::sitemap::entry::w3c_datetime;
 use crate::sitemap::RawEntry;
@@ -119,62 +114,6 @@ impl Sql<Sqlite> {
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
         Ok(Self::new(pool, &config.first_site().source))
-    }
-
-    pub async fn notifies(&self, source: &str) -> bool {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sitemapd_changes WHERE source = ?1")
-            .bind(source)
-            .fetch_one(&self.pool)
-            .await
-            .is_ok_and(|n| n > 0)
-    }
-
-    /// Changes our triggers logged for `source` since this was called (the current version is
-    /// read first, so a sweep made right after misses nothing); nothing for other sources.
-    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
-        let pool = self.pool.clone();
-        let source = source.to_string();
-        let start =
-            sqlx::query_scalar::<_, i64>("SELECT version FROM sitemapd_changes WHERE source = ?1")
-                .bind(&source)
-                .fetch_optional(&pool)
-                .await;
-        let Ok(Some(version)) = start else {
-            return stream::pending().boxed();
-        };
-        poll_change_log(
-            LogCursor { version, top: None },
-            SqliteChangeLog { pool, source },
-        )
-    }
-}
-
-/// One source's change log in an SQLite database.
-struct SqliteChangeLog {
-    pool: SqlitePool,
-    source: String,
-}
-
-impl ChangeLog for SqliteChangeLog {
-    async fn read(&self, after: i64) -> Result<LogReading, StoreError> {
-        let row = sqlx::query(
-            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
-                    NULL AS top \
-             FROM sitemapd_change_log WHERE source = ?1 AND version > ?2",
-        )
-        .bind(&self.source)
-        .bind(after)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(LogReading::from_row(&row)?)
-    }
-
-    async fn trim(&self, through: i64) {
-        let _ = sqlx::query("DELETE FROM sitemapd_change_log WHERE source = ?1 AND version <= ?2")
-            .bind(&self.source)
-            .bind(through)
-            .execute(&self.pool)
-            .await;
     }
 }
 

@@ -16,7 +16,6 @@ mod measure;
 mod schedule;
 mod settle;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -25,9 +24,9 @@ use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Mutex;
 
 use crate::notify::Notifier;
-use crate::site::{Layout, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE};
+use crate::site::{Layout, Readiness, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE};
 use crate::sitemap::Fingerprint;
-use crate::store::{Change, SavedState, StoreError};
+use crate::store::{Change, Logged, SavedState, StoreError};
 use measure::{apply_scan, Measure};
 use settle::{Proposal, WholeFile};
 
@@ -55,15 +54,31 @@ pub struct Sweeper {
     sweeping: Mutex<()>,
     /// What wakes [`Sweeper::keep_current`]; taken when it starts.
     inbox: Mutex<Option<Inbox>>,
-    /// The opening sweep gave up on contention: a full one is owed.
-    opened_stale: AtomicBool,
+    /// What the site's files must go through before they are known to be current.
+    opening: Opening,
 }
 
-/// The changes the database reports (listened to since before the opening sweep, so none made
-/// in between is lost), and the renders' stale reports.
+/// The changes the database logs (read from the version the stored files cover, or from the
+/// version before the opening sweep, so none made in between is lost), and the renders' stale
+/// reports.
 struct Inbox {
-    changes: BoxStream<'static, Change>,
+    changes: BoxStream<'static, Logged>,
+    /// The change-log version the feed starts after; `None` when nothing logs the source.
+    start: Option<i64>,
     stale: StaleReports,
+}
+
+/// What a site's stored state says when the service starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Nothing is stored: a full sweep before any file is served.
+    FirstSweep,
+    /// Files are stored but what changed since is not known (no change log, or its cursor is
+    /// gone): served at once, and a full sweep runs in the background.
+    FullSweep,
+    /// Files are stored, and the change log holds everything since: served at once, changes
+    /// applied as read, and the files verified in the background at a bounded rate.
+    Verify,
 }
 
 /// How a save ended.
@@ -74,34 +89,45 @@ enum Saved {
 }
 
 impl Sweeper {
-    /// Loads the stored state into `site` and brings it up to date with one full sweep.
+    /// Loads the stored state into `site` (served at once if there is any) and opens its change
+    /// feed where the stored files leave off. Reads no entries: [`Sweeper::keep_current`]
+    /// brings the files up to date in the background, [`Sweeper::sweep_now`] in the foreground.
     pub async fn open(
         site: Arc<Site>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
         failures: Counter,
     ) -> Result<Arc<Self>, StoreError> {
+        let stored = site.store.load_state(&site.key).await?;
+        let has_state = !stored.0.is_empty();
+        let cursor = match has_state {
+            true => site.store.load_cursor(&site.key).await?,
+            false => None,
+        };
         // Listen first, then sweep: a change made in between is then reported, not lost.
-        let changes = site.store.changes(&site.source).await;
+        let feed = site.store.changes(&site.source, cursor).await;
+        let opening = match (has_state, feed.resumed) {
+            (false, _) => Opening::FirstSweep,
+            (true, false) => Opening::FullSweep,
+            (true, true) => Opening::Verify,
+        };
         let sweeper = Arc::new(Self {
             site,
             notifier,
             failures,
             sweeping: Mutex::new(()),
-            inbox: Mutex::new(Some(Inbox { changes, stale })),
-            opened_stale: AtomicBool::new(false),
+            inbox: Mutex::new(Some(Inbox {
+                changes: feed.changes,
+                start: feed.start,
+                stale,
+            })),
+            opening,
         });
-        sweeper.reload().await?;
-        match sweeper.sweep(Change::Everything).await {
-            Ok(()) => {}
-            Err(SweepError::Store(e)) => return Err(e),
-            Err(contended @ SweepError::Contended(_)) => {
-                // Another replica's state is loaded and served meanwhile.
-                tracing::warn!(error = %crate::error::Chain(&contended), "opening sweep deferred");
-                sweeper.failures.inc();
-                sweeper.opened_stale.store(true, Ordering::Relaxed);
-            }
+        if has_state {
+            sweeper.install_stored(&stored);
+            sweeper.site.set_readiness(Readiness::Verifying);
         }
+        tracing::info!(site = %sweeper.site.key, ?opening, change_log_from = ?feed.start, "opened");
         Ok(sweeper)
     }
 
@@ -109,12 +135,18 @@ impl Sweeper {
         &self.site
     }
 
-    /// For a one-shot command (`export`): runs the full sweep the opening deferred when other
-    /// replicas kept moving the boundaries, so what is written is current; fails if it cannot.
-    pub async fn finish_opening(&self) -> Result<(), SweepError> {
-        if self.opened_stale.load(Ordering::Relaxed) {
-            self.sweep(Change::Everything).await?;
-            self.opened_stale.store(false, Ordering::Relaxed);
+    /// For a one-shot command (`export`): a full sweep now, so what is written is current.
+    pub async fn sweep_now(&self) -> Result<(), SweepError> {
+        let start = self
+            .inbox
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|inbox| inbox.start);
+        self.sweep(Change::Everything).await?;
+        self.site.set_readiness(Readiness::Current);
+        if let Some(version) = start {
+            self.site.store.save_cursor(&self.site.key, version).await?;
         }
         Ok(())
     }
@@ -219,12 +251,16 @@ impl Sweeper {
     /// Replaces the served layout with what the database holds (another writer's work).
     async fn reload(&self) -> Result<(), StoreError> {
         let stored = self.site.store.load_state(&self.site.key).await?;
+        self.install_stored(&stored);
+        Ok(())
+    }
+
+    fn install_stored(&self, stored: &SavedState) {
         let next = self
             .site
             .snapshot()
-            .with_stored(&stored, self.site.publication());
+            .with_stored(stored, self.site.publication());
         self.site.install(next);
-        Ok(())
     }
 }
 

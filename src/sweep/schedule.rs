@@ -1,9 +1,13 @@
-//! When sweeps run: on each change the database reports, on each stale report of a render, and
-//! every refresh period for sources that report nothing (views over CMS tables). Sources with our
-//! triggers get a full sweep only hourly, as a safety net. A sweep that fails (the database away,
-//! a statement timed out) is owed: a full sweep follows after [`RETRY_FIRST`], then after twice as
-//! long each time it fails again, at most the refresh period apart, until one succeeds; changes
-//! reported meanwhile wait for it (it covers them).
+//! When sweeps run: on each change the change log reports, on each stale report of a render,
+//! and every refresh period for sources nothing logs (views over CMS tables). A site that
+//! opened without stored files gets a full sweep first; one whose stored files cover the change
+//! log up to a known version is verified file by file in the background at a bounded rate
+//! ([`VERIFY_IDLE_FACTOR`]), and so is every watched source hourly, as a safety net. A sweep
+//! that fails (the database away, a statement timed out) is owed: a full sweep follows after
+//! [`RETRY_FIRST`], then after twice as long each time it fails again, at most the refresh
+//! period apart, until one succeeds; changes reported meanwhile wait for it (it covers them).
+//! After each sweep that succeeds, the version of the change log it covers is stored, so a
+//! restarted service reads only what changed after it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,55 +15,96 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::time::Instant;
 
-use super::{Inbox, Sweeper};
-use crate::site::Stale;
+use super::{Inbox, Opening, SweepError, Sweeper};
+use crate::site::{Readiness, Stale};
 use crate::store::Change;
 
-/// Full re-measure of a source whose changes are notified, in case a notification was lost.
+/// A verification of every file of a watched source, in case a change was not logged.
 const SAFETY_SWEEP: Duration = Duration::from_secs(3600);
 /// Pause before a failed sweep is run again; it doubles with each failure, up to the refresh.
 const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// A verification idles this many times as long as each file took to re-measure, so it uses
+/// at most a tenth of what the service and its database could give it.
+const VERIFY_IDLE_FACTOR: u32 = 9;
+/// The shortest pause between two files of a verification.
+const VERIFY_PAUSE_MIN: Duration = Duration::from_millis(10);
 
 /// What woke the loop.
 enum Wake {
     Change(Change),
     Stale(Stale),
+    /// Time to verify the next file.
+    Verify,
+    /// Time to start verifying every file again.
+    StartVerification,
+}
+
+/// A verification under way: the next file to re-measure, and when.
+#[derive(Debug, Clone, Copy)]
+struct Verification {
+    next: usize,
+    at: Instant,
+}
+
+/// Where the site's reading of the change log stands.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    /// The last version read from the log.
+    heard: Option<i64>,
+    /// The version stored as covered by the site's files.
+    saved: Option<i64>,
 }
 
 impl Sweeper {
     /// Runs sweeps for as long as the process lives (see the module's documentation).
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
         let site = self.site.clone();
-        let notifying = site.store.notifies(&site.source).await;
-        let period = if notifying {
-            refresh.max(SAFETY_SWEEP)
-        } else {
-            refresh
-        };
-        tracing::info!(source = %site.source, notifying, period_secs = period.as_secs(), "keeping sitemaps current");
         let Some(Inbox {
             mut changes,
+            start,
             mut stale,
         }) = self.inbox.lock().await.take()
         else {
             tracing::error!("this site is kept current already");
             return;
         };
+        let watched = start.is_some();
+        let period = if watched {
+            refresh.max(SAFETY_SWEEP)
+        } else {
+            refresh
+        };
+        tracing::info!(source = %site.source, watched, period_secs = period.as_secs(), "keeping sitemaps current");
         let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
-        let mut owed = self
-            .opened_stale
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .then(|| Owed::after(None, refresh));
+        let mut cursor = Cursor {
+            heard: start,
+            saved: (self.opening == Opening::Verify).then_some(start).flatten(),
+        };
+        let mut owed = (self.opening != Opening::Verify).then(Owed::now);
+        let mut verification = (self.opening == Opening::Verify).then(Verification::now);
         loop {
             let retry_at = owed.map(|o| o.at);
+            let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
             let wake = tokio::select! {
-                Some(change) = changes.next() => Wake::Change(change),
+                Some(logged) = changes.next() => {
+                    cursor.heard = Some(logged.version);
+                    Wake::Change(logged.change)
+                }
                 Some(report) = stale.recv() => Wake::Stale(report),
-                _ = ticker.tick() => Wake::Change(Change::Everything),
+                _ = ticker.tick() => match watched {
+                    true => Wake::StartVerification,
+                    false => Wake::Change(Change::Everything),
+                },
                 _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
+                _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
             };
+            if let Wake::StartVerification = wake {
+                verification.get_or_insert_with(Verification::now);
+                continue;
+            }
+            let full = owed.is_some() || matches!(wake, Wake::Change(Change::Everything));
             let result = match (owed, wake) {
                 // The owed full sweep covers this change; it runs at its time, not sooner, so a
                 // database that times out is not handed one full sweep per change.
@@ -68,9 +113,19 @@ impl Sweeper {
                 (Some(_), _) => self.sweep(Change::Everything).await,
                 (None, Wake::Change(change)) => self.sweep(change).await,
                 (None, Wake::Stale(report)) => self.catch_up(report).await,
+                (None, Wake::Verify) => self.verify_next(&mut verification).await,
+                (None, Wake::StartVerification) => continue,
             };
             match result {
-                Ok(()) => owed = None,
+                Ok(()) => {
+                    owed = None;
+                    if full {
+                        // Everything was just re-measured: that is a verification too.
+                        verification = None;
+                        site.set_readiness(Readiness::Current);
+                    }
+                    self.store_cursor(&mut cursor).await;
+                }
                 Err(e) => {
                     self.failures.inc();
                     let next = Owed::after(owed, refresh);
@@ -78,6 +133,50 @@ impl Sweeper {
                     tracing::warn!(error = %crate::error::Chain(&e), retry_in_secs = next.pause.as_secs(), "sweep failed; serving the last known state");
                 }
             }
+        }
+    }
+
+    /// Re-measures the next file of `verification`, and schedules the one after it; ends the
+    /// verification after the last file.
+    async fn verify_next(&self, verification: &mut Option<Verification>) -> Result<(), SweepError> {
+        let Some(v) = verification.as_mut() else {
+            return Ok(());
+        };
+        let layout = self.site.snapshot().layout.clone();
+        if v.next >= layout.0.len() {
+            tracing::info!(site = %self.site.key, files = layout.0.len(), "every file verified against the source");
+            *verification = None;
+            self.site.set_readiness(Readiness::Current);
+            return Ok(());
+        }
+        let started = Instant::now();
+        self.sweep(Change::Ids(layout.range(v.next))).await?;
+        v.next += 1;
+        v.at = Instant::now() + (started.elapsed() * VERIFY_IDLE_FACTOR).max(VERIFY_PAUSE_MIN);
+        Ok(())
+    }
+
+    /// Stores the change-log version the site's files now cover, if it moved; a failure is
+    /// retried after the next sweep (until then a restart re-reads a little more of the log).
+    async fn store_cursor(&self, cursor: &mut Cursor) {
+        let Some(heard) = cursor.heard else { return };
+        if cursor.saved.is_some_and(|saved| saved >= heard) {
+            return;
+        }
+        match self.site.store.save_cursor(&self.site.key, heard).await {
+            Ok(()) => cursor.saved = Some(heard),
+            Err(e) => {
+                tracing::debug!(error = %crate::error::Chain(&e), "cannot store the change-log cursor")
+            }
+        }
+    }
+}
+
+impl Verification {
+    fn now() -> Self {
+        Self {
+            next: 0,
+            at: Instant::now(),
         }
     }
 }
@@ -90,10 +189,20 @@ struct Owed {
 }
 
 impl Owed {
+    /// Owed at once: the opening sweep.
+    fn now() -> Self {
+        Owed {
+            at: Instant::now(),
+            pause: Duration::ZERO,
+        }
+    }
+
     /// After `previous` failed again: twice its pause, at most `longest`; [`RETRY_FIRST`] after
     /// a first failure.
     fn after(previous: Option<Owed>, longest: Duration) -> Self {
-        let pause = previous.map_or(RETRY_FIRST, |o| (o.pause * 2).min(longest.max(RETRY_FIRST)));
+        let pause = previous.map_or(RETRY_FIRST, |o| {
+            (o.pause * 2).clamp(RETRY_FIRST, longest.max(RETRY_FIRST))
+        });
         Owed {
             at: Instant::now() + pause,
             pause,

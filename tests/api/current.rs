@@ -5,7 +5,11 @@ use std::collections::HashMap;
 
 use crate::helpers::*;
 
-crate::on_each_database!(a_render_that_meets_changed_rows_never_answers_under_the_old_etag,);
+crate::on_each_database!(
+    a_render_that_meets_changed_rows_never_answers_under_the_old_etag,
+    no_response_carries_the_etag_of_other_bytes_under_concurrent_writes,
+    a_change_made_while_stopped_shows_after_restart,
+);
 
 /// A source the service is not told about (a view, refreshed hourly): a row changed behind it
 /// is met first by a render, not by a sweep.
@@ -83,4 +87,191 @@ async fn a_render_that_meets_changed_rows_never_answers_under_the_old_etag(backe
         app.metric("sitemapd_stale_renders_total").await >= 2.0,
         "both stale renders were aborted"
     );
+}
+
+/// Every ETag seen, with the bodies sent under it.
+#[derive(Default)]
+struct Seen(HashMap<String, Vec<Vec<u8>>>);
+
+impl Seen {
+    fn add(&mut self, response: Option<(String, Vec<u8>)>) {
+        if let Some((etag, body)) = response {
+            self.0.entry(etag).or_default().push(body);
+        }
+    }
+
+    fn assert_one_body_per_etag(&self) {
+        for (etag, bodies) in &self.0 {
+            assert!(
+                bodies.windows(2).all(|pair| pair[0] == pair[1]),
+                "{etag} was sent with different bodies"
+            );
+        }
+    }
+}
+
+async fn no_response_carries_the_etag_of_other_bytes_under_concurrent_writes(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<(i64, String)> = (1..=30).map(|i| (i, format!("/p/{i}"))).collect();
+    let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&refs).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    let writes = 30;
+    let writer = async {
+        for n in 1..=writes {
+            let id = 11 + n % 10;
+            db.exec(&format!(
+                "UPDATE sitemap_entries SET loc = '/p/{id}-v{n}' WHERE id = {id}"
+            ))
+            .await;
+            tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+        }
+    };
+    let reader = async {
+        let mut seen = Seen::default();
+        for _ in 0..60 {
+            for path in ["/sitemap-2.xml.gz", "/sitemap-2.txt", "/sitemap-2.xml"] {
+                seen.add(complete(&app, path).await);
+            }
+        }
+        seen
+    };
+    let ((), mut seen) = tokio::join!(writer, reader);
+    let last = format!("/p/{}-v{writes}", 11 + writes % 10);
+    let settled = eventually(
+        "the last write in file 2",
+        || complete(&app, "/sitemap-2.txt"),
+        |seen| {
+            seen.as_ref()
+                .is_some_and(|(_, body)| String::from_utf8_lossy(body).contains(&last))
+        },
+    )
+    .await;
+    seen.add(settled);
+    for path in ["/sitemap-2.xml.gz", "/sitemap-2.xml"] {
+        seen.add(complete(&app, path).await);
+    }
+    seen.assert_one_body_per_etag();
+}
+
+/// A cursor row: the version of the change log the site's stored files cover.
+async fn stored_cursors(db: &TestDb) -> i64 {
+    db.scalar("SELECT count(*) FROM sitemapd_cursors").await
+}
+
+async fn a_change_made_while_stopped_shows_after_restart(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<(i64, String)> = (1..=30).map(|i| (i, format!("/p/{i}"))).collect();
+    let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&refs).await;
+    let vars = [("SITEMAP_PAGE_SIZE", "10")];
+    let first = spawn_app(&db.url, &vars).await;
+    let (before, _) = complete(&first, "/sitemap-2.txt").await.expect("file 2");
+    let (untouched, _) = complete(&first, "/sitemap-3.txt").await.expect("file 3");
+    assert_eq!(
+        stored_cursors(&db).await,
+        1,
+        "the first sweep stored its cursor"
+    );
+    drop(first);
+
+    db.exec("UPDATE sitemap_entries SET loc = '/p/15-while-stopped' WHERE id = 15")
+        .await;
+    let second = spawn_app_listening(&db.url, &vars).await;
+    let (after, body) = eventually(
+        "the change made while stopped",
+        || complete(&second, "/sitemap-2.txt"),
+        |seen| {
+            seen.as_ref()
+                .is_some_and(|(_, body)| String::from_utf8_lossy(body).contains("15-while-stopped"))
+        },
+    )
+    .await
+    .expect("file 2");
+    assert_ne!(after, before, "new bytes, new ETag");
+    assert!(!String::from_utf8_lossy(&body).contains("/p/15\n"));
+    let (still, _) = complete(&second, "/sitemap-3.txt").await.expect("file 3");
+    assert_eq!(
+        still, untouched,
+        "a file the change did not touch keeps its ETag"
+    );
+}
+
+#[tokio::test]
+async fn while_the_first_sweep_is_held_back_robots_answers_and_stored_files_are_served() {
+    let db = TestDb::on(Backend::Postgres).await;
+    db.migrate().await;
+    let rows: Vec<(i64, String)> = (1..=30).map(|i| (i, format!("/p/{i}"))).collect();
+    let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&refs).await;
+    let vars = [("SITEMAP_PAGE_SIZE", "10")];
+
+    // Nothing stored, and the source locked: the first sweep cannot read a row.
+    let lock = hold_entries(&db).await;
+    let app = spawn_app_listening(&db.url, &vars).await;
+    assert_eq!(app.get("/robots.txt").await.status(), 200);
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    assert_eq!(app.get("/metrics").await.status(), 200);
+    for path in [
+        "/sitemap_index.xml",
+        "/sitemap.xml",
+        "/sitemap-1.xml.gz",
+        "/feed.atom",
+    ] {
+        let resp = app.get(path).await;
+        assert_eq!(resp.status(), 503, "{path} before the first sweep");
+        assert!(
+            !header(&resp, "retry-after").is_empty(),
+            "{path}: Retry-After"
+        );
+    }
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 503, "not ready before the first sweep");
+    drop(lock);
+    let index = eventually(
+        "the index after the first sweep",
+        || app.get("/sitemap_index.xml"),
+        |resp| resp.status() == 200,
+    )
+    .await;
+    let index_etag = header(&index, "etag").to_string();
+    let file = app.get("/sitemap-2.xml.gz").await;
+    let file_etag = header(&file, "etag").to_string();
+    drop(app);
+
+    // Stored files, and the source locked again: they are served while their check waits.
+    let lock = hold_entries(&db).await;
+    let app = spawn_app_listening(&db.url, &vars).await;
+    let index = app.get("/sitemap_index.xml").await;
+    assert_eq!(index.status(), 200, "the stored index is served at once");
+    assert_eq!(header(&index, "etag"), index_etag);
+    let revalidated = app
+        .get_with("/sitemap-2.xml.gz", &[("if-none-match", &file_etag)])
+        .await;
+    assert_eq!(revalidated.status(), 304, "a stored file revalidates");
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 200);
+    assert!(ready.text().await.unwrap().contains("verifying"));
+    drop(lock);
+    eventually(
+        "the stored files verified",
+        || async { app.get("/readyz").await.text().await.unwrap_or_default() },
+        |body| body == "ready\n",
+    )
+    .await;
+}
+
+/// An open transaction holding an exclusive lock on `sitemap_entries` until it is dropped.
+async fn hold_entries(db: &TestDb) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let TestPool::Postgres(pool) = &db.pool else {
+        panic!("PostgreSQL only");
+    };
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("LOCK TABLE sitemap_entries IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx
 }

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use sitemapd::app::Service;
 use sitemapd::config::{Config, Defaults, Vars};
 use sitemapd::http::App;
+use sitemapd::site::Readiness;
 use sitemapd::store::Change;
 use sitemapd::sweep::Sweeper;
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
@@ -536,6 +537,27 @@ pub async fn spawn_app_on(
     database_url: &str,
     vars: &[(&str, &str)],
 ) -> TestApp {
+    let app = start_app(listener, database_url, vars).await;
+    // Tests start from what the database holds, as a crawler would see a service that has been
+    // up a while: its files checked against the source.
+    for site in &app.app.sites {
+        site.reached(Readiness::Current).await;
+    }
+    app
+}
+
+/// The service as it is the moment it listens: its first sweep (or the verification of its
+/// stored files) may still be under way.
+pub async fn spawn_app_listening(database_url: &str, vars: &[(&str, &str)]) -> TestApp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    start_app(listener, database_url, vars).await
+}
+
+async fn start_app(
+    listener: tokio::net::TcpListener,
+    database_url: &str,
+    vars: &[(&str, &str)],
+) -> TestApp {
     let mut pairs: Vec<(&str, &str)> = vec![
         ("SITEMAP_BASE_URL", BASE),
         ("DATABASE_URL", database_url),
@@ -827,8 +849,8 @@ impl Sitemapd {
         child.wait_with_output().unwrap()
     }
 
-    /// Runs `serve` on a free port of 127.0.0.1 and waits until `/healthz` answers; the
-    /// process is killed when the returned guard is dropped, whatever the test did.
+    /// Runs `serve` on a free port of 127.0.0.1 and waits until `/readyz` says it serves its
+    /// files; the process is killed when the returned guard is dropped, whatever the test did.
     pub async fn serve(mut self) -> Serving {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -866,9 +888,9 @@ impl Serving {
 
     async fn wait_until_answering(&self) {
         let client = &reqwest::Client::new();
-        let url = &self.url("/healthz");
+        let url = &self.url("/readyz");
         let healthy = eventually(
-            "the server to answer /healthz",
+            "the server to answer /readyz",
             move || async move {
                 client
                     .get(url)

@@ -11,14 +11,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use futures::stream::{self, BoxStream, StreamExt};
 use sqlx::migrate::Migrator;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlQueryResult, MySqlRow};
 use sqlx::{ConnectOptions, Executor, MySql, Row, Transaction};
 
 use super::rows::quote_identifier_with;
 use super::sql::{Dialect, Sql};
-use super::{poll_change_log, Change, ChangeLog, LogCursor, LogReading, StoreError};
+use super::StoreError;
 use crate::config::Config;
 use crate::sitemap::RawEntry;
 
@@ -107,6 +106,16 @@ impl Dialect for MySql {
         at.naive_utc()
     }
 
+    /// TRUNCATE fires no trigger in MySQL: the highest id falling tells of it.
+    fn highest_entry_id() -> String {
+        "(SELECT MAX(id) FROM sitemap_entries)".to_string()
+    }
+
+    /// A bulk load's log is trimmed over several polls.
+    fn bounded_delete(delete: &str) -> String {
+        format!("{delete} LIMIT 50000")
+    }
+
     /// URLs are keyed by a hash (`loc_hash`): TEXT cannot be a unique key.
     fn loc_key() -> (&'static str, &'static str, &'static str) {
         ("loc_hash", "UNHEX(SHA2(", ", 256))")
@@ -169,70 +178,6 @@ impl Sql<MySql> {
             );
         }
         Ok(())
-    }
-
-    pub async fn notifies(&self, source: &str) -> bool {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sitemapd_changes WHERE source = ?")
-            .bind(source)
-            .fetch_one(&self.pool)
-            .await
-            .is_ok_and(|n| n > 0)
-    }
-
-    /// Changes our triggers logged for `source` since this was called (the current version is
-    /// read first, so a sweep made right after misses nothing); nothing for other sources.
-    pub async fn changes(&self, source: &str) -> BoxStream<'static, Change> {
-        let pool = self.pool.clone();
-        let source = source.to_string();
-        let start = sqlx::query(
-            "SELECT version, (SELECT MAX(id) FROM sitemap_entries) AS top \
-             FROM sitemapd_changes WHERE source = ?",
-        )
-        .bind(&source)
-        .fetch_optional(&pool)
-        .await;
-        let Ok(Some(start)) = start else {
-            return stream::pending().boxed();
-        };
-        let start = LogCursor {
-            version: start.try_get("version").unwrap_or_default(),
-            top: start.try_get("top").ok().flatten(),
-        };
-        poll_change_log(start, MySqlChangeLog { pool, source })
-    }
-}
-
-/// One source's change log in a MySQL database.
-struct MySqlChangeLog {
-    pool: MySqlPool,
-    source: String,
-}
-
-impl ChangeLog for MySqlChangeLog {
-    /// Also reads the table's highest id: TRUNCATE fires no trigger in MySQL; the id falling
-    /// tells of it. (The change log exists only for our own table, `sitemap_entries`.)
-    async fn read(&self, after: i64) -> Result<LogReading, StoreError> {
-        let row = sqlx::query(
-            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
-                    (SELECT MAX(id) FROM sitemap_entries) AS top \
-             FROM sitemapd_change_log WHERE source = ? AND version > ?",
-        )
-        .bind(&self.source)
-        .bind(after)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(LogReading::from_row(&row)?)
-    }
-
-    /// A bounded delete: a bulk load's log goes over several polls.
-    async fn trim(&self, through: i64) {
-        let _ = sqlx::query(
-            "DELETE FROM sitemapd_change_log WHERE source = ? AND version <= ? LIMIT 50000",
-        )
-        .bind(&self.source)
-        .bind(through)
-        .execute(&self.pool)
-        .await;
     }
 }
 

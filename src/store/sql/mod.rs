@@ -4,6 +4,7 @@
 //! how a lastmod compares) is the backend's [`Dialect`]; how each connects and hears of changes
 //! stays in its own file.
 
+mod changes;
 mod import;
 mod state;
 
@@ -68,6 +69,16 @@ pub trait Dialect: Database + Sized {
     /// Entries modified after a position, and the position of the last one.
     fn modified(rows: &[Self::Row]) -> Modified {
         Modified::from_entries(rows.iter().map(Self::raw_entry).collect())
+    }
+
+    /// The highest id of `sitemap_entries`, read with the change log where the database fires no
+    /// trigger on TRUNCATE (MySQL): the id falling tells of it. NULL elsewhere.
+    fn highest_entry_id() -> String {
+        Self::int("NULL")
+    }
+    /// `delete` limited to a part of its rows where one big delete would hold locks too long.
+    fn bounded_delete(delete: &str) -> String {
+        delete.to_string()
     }
 
     /// How `import` finds an entry by its URL: the key column, and what goes around the bound
