@@ -2,7 +2,7 @@
 //!
 //! One sweep, in order: a change (reported by the database, by a render that met stale rows,
 //! or the periodic tick) names the files to re-measure; [`measure`] reads their rows and
-//! fingerprints their bytes; [`settle`] dates each file against what is stored; the store saves
+//! fingerprints their bytes; [`compact`] merges neighbours that fit in one file; [`settle`] dates each file against what is stored; the store saves
 //! that state compare-and-set (other replicas may be sweeping too); the site installs the new
 //! snapshot; [`announce`] tells IndexNow and the ping webhook. [`schedule`] runs sweeps for as
 //! long as the process lives, with retries when one fails.
@@ -11,6 +11,7 @@
 //! every restart answers with the same ETag and Last-Modified.
 
 mod announce;
+mod compact;
 mod feeds;
 mod measure;
 mod schedule;
@@ -182,6 +183,7 @@ impl Sweeper {
             let feeds = feeds::read(&self.site).await?;
             let now = Utc::now().timestamp();
             let measured = apply_scan(&current.layout, scanned, &self.site.style, now);
+            let measured = self.compact(measured, now).await?;
             let mut whole_files = vec![WholeFile {
                 name: ROBOTS_FILE,
                 fingerprint: current.robots.validators.fingerprint,
@@ -222,6 +224,17 @@ impl Sweeper {
             }
         }
         Err(SweepError::Contended(SWEEP_TRIES))
+    }
+
+    /// Merges neighbouring files that fit in one (see [`compact`]) and measures the merged ones.
+    async fn compact(&self, layout: Layout, now: i64) -> Result<Layout, StoreError> {
+        let runs = compact::mergeable_runs(&layout, self.site.page_size);
+        if runs.is_empty() {
+            return Ok(layout);
+        }
+        let (merged, indexes) = compact::merge(&layout, &runs);
+        let scanned = Measure::of(&self.site).scan(&merged, &indexes).await?;
+        Ok(apply_scan(&merged, scanned, &self.site.style, now))
     }
 
     /// Settles `proposal` against what is stored and saves it, compare-and-set: when another

@@ -9,6 +9,8 @@ crate::on_each_database!(
     a_render_that_meets_changed_rows_never_answers_under_the_old_etag,
     no_response_carries_the_etag_of_other_bytes_under_concurrent_writes,
     a_change_made_while_stopped_shows_after_restart,
+    files_merge_after_most_entries_are_deleted,
+    after_a_page_size_change_the_files_are_laid_out_for_the_new_size,
 );
 
 /// A source the service is not told about (a view, refreshed hourly): a row changed behind it
@@ -274,4 +276,49 @@ async fn hold_entries(db: &TestDb) -> sqlx::Transaction<'static, sqlx::Postgres>
         .await
         .unwrap();
     tx
+}
+
+async fn with_entries(backend: Backend, n: i64) -> TestDb {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let rows: Vec<(i64, String)> = (1..=n).map(|i| (i, format!("/p/{i}"))).collect();
+    let refs: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&refs).await;
+    db
+}
+
+async fn files_merge_after_most_entries_are_deleted(backend: Backend) {
+    let db = with_entries(backend, 100).await;
+    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "10")]).await;
+    assert_eq!(app.index_pages().await.len(), 10);
+    db.exec("DELETE FROM sitemap_entries WHERE id % 4 <> 0")
+        .await;
+    // 25 entries: never more than ⌈2 × 25 / 10⌉ + 1 = 6 files.
+    let files = eventually(
+        "the files merged",
+        || app.index_pages(),
+        |files| files.len() <= 6,
+    )
+    .await;
+    assert!(files.len() <= 6, "{files:?}");
+    let expected: Vec<String> = (1..=25).map(|i| format!("{BASE}p/{}", i * 4)).collect();
+    assert_eq!(
+        app.all_locs().await,
+        expected,
+        "every entry listed once, in id order"
+    );
+}
+
+async fn after_a_page_size_change_the_files_are_laid_out_for_the_new_size(backend: Backend) {
+    let db = with_entries(backend, 250).await;
+    let expected: Vec<String> = (1..=250).map(|i| format!("{BASE}p/{i}")).collect();
+    for (page_size, files) in [("50", 5), ("10", 25), ("50", 5)] {
+        let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", page_size)]).await;
+        assert_eq!(
+            app.index_pages().await.len(),
+            files,
+            "SITEMAP_PAGE_SIZE={page_size}"
+        );
+        assert_eq!(app.all_locs().await, expected);
+    }
 }
