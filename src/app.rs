@@ -128,6 +128,7 @@ impl Service {
         }
         let store = Store::connect(config).await?;
         store.migrate().await?;
+        watch_sources(&store, config).await;
         let metrics = Arc::new(Metrics::new());
         let notifier = Arc::new(
             Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
@@ -214,6 +215,20 @@ impl Service {
         );
         if served.is_err() {
             tracing::warn!("grace period over; closing remaining connections");
+        }
+    }
+}
+
+/// Has the changes behind each site's source logged where the database allows it.
+async fn watch_sources(store: &Store, config: &Config) {
+    let mut sources: Vec<&str> = config.sites.iter().map(|s| s.source.as_str()).collect();
+    sources.dedup();
+    for source in sources {
+        match store.watch(source).await {
+            watch @ crate::store::Watch::Failed(_) => {
+                tracing::warn!("{}", watch.describe(source))
+            }
+            watch => tracing::info!("{}", watch.describe(source)),
         }
     }
 }

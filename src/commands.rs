@@ -24,6 +24,9 @@ pub async fn migrate(config: &Config) -> Result<i32, StartError> {
     let store = Store::connect(config).await?;
     store.migrate().await?;
     println!("migrations applied to {}", config.database_url);
+    for site in &config.sites {
+        println!("{}", store.watch(&site.source).await.describe(&site.source));
+    }
     Ok(0)
 }
 

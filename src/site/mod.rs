@@ -145,6 +145,11 @@ impl Site {
         *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
     }
 
+    /// Key of the site's change-log cursor: its files cover one source's log only.
+    pub fn cursor_key(&self) -> String {
+        format!("{} {}", self.key, self.source)
+    }
+
     pub fn readiness(&self) -> Readiness {
         *self.readiness.borrow()
     }

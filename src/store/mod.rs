@@ -45,6 +45,50 @@ const EXTENSION_CHUNK: i64 = 2000;
 /// Counts the migrations sqlx recorded as applied (the same table on every backend).
 const APPLIED_MIGRATIONS: &str = "SELECT count(*) FROM _sqlx_migrations WHERE success";
 
+/// The table our migrations create, whose changes our own triggers log.
+pub const BUILTIN_SOURCE: &str = "sitemap_entries";
+
+/// What [`Store::watch`] did for a source.
+#[derive(Debug)]
+pub enum Watch {
+    /// The built-in table: our migrations' triggers log its changes.
+    Builtin,
+    /// Triggers on these tables log the source's changes.
+    Watched(Vec<String>),
+    /// The database cannot log changes of the tables behind a view (MySQL, SQLite).
+    Unsupported,
+    /// The source reads no table (it does not exist yet, or reads only functions).
+    NothingToWatch,
+    /// The triggers could not be created (most often: no TRIGGER privilege).
+    Failed(StoreError),
+}
+
+impl Watch {
+    /// One line for `migrate` and the log.
+    pub fn describe(&self, source: &str) -> String {
+        match self {
+            Watch::Builtin => format!("{source}: changes logged by its own triggers"),
+            Watch::Watched(tables) => format!(
+                "{source}: watching {}; changes show at once",
+                tables.join(", ")
+            ),
+            Watch::Unsupported => format!(
+                "{source}: this database cannot report changes behind a view; \
+                 changes show within SITEMAP_REFRESH_SECS"
+            ),
+            Watch::NothingToWatch => format!(
+                "{source}: no table found behind it; changes show within SITEMAP_REFRESH_SECS"
+            ),
+            Watch::Failed(e) => format!(
+                "{source}: cannot watch the tables behind it ({}); changes show within \
+                 SITEMAP_REFRESH_SECS. To have them show at once, let sitemapd's database user \
+                 add triggers: GRANT TRIGGER ON <each table the view reads> TO <that user>",
+                crate::error::Chain(e)
+            ),
+        }
+    }
+}
+
 /// The database behind the service.
 #[derive(Clone)]
 pub enum Store {
@@ -77,6 +121,24 @@ impl Store {
             Store::Mysql(s) => s.migrate_with_triggers().await,
             Store::Postgres(s) => s.migrate().await,
             Store::Sqlite(s) => s.migrate().await,
+        }
+    }
+
+    /// Puts change triggers on the tables behind `source` where the database allows it
+    /// (PostgreSQL, with the TRIGGER privilege on them), so its changes are logged like those
+    /// of the built-in table. Says what was done; failing leaves the source refreshed
+    /// periodically, as before.
+    pub async fn watch(&self, source: &str) -> Watch {
+        if source == BUILTIN_SOURCE {
+            return Watch::Builtin;
+        }
+        match self {
+            Store::Postgres(s) => match s.watch_source(source).await {
+                Ok(tables) if tables.is_empty() => Watch::NothingToWatch,
+                Ok(tables) => Watch::Watched(tables),
+                Err(e) => Watch::Failed(e),
+            },
+            Store::Mysql(_) | Store::Sqlite(_) => Watch::Unsupported,
         }
     }
 

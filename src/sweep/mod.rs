@@ -102,7 +102,7 @@ impl Sweeper {
         let stored = site.store.load_state(&site.key).await?;
         let has_state = !stored.0.is_empty();
         let cursor = match has_state {
-            true => site.store.load_cursor(&site.key).await?,
+            true => site.store.load_cursor(&site.cursor_key()).await?,
             false => None,
         };
         // Listen first, then sweep: a change made in between is then reported, not lost.
@@ -147,7 +147,10 @@ impl Sweeper {
         self.sweep(Change::Everything).await?;
         self.site.set_readiness(Readiness::Current);
         if let Some(version) = start {
-            self.site.store.save_cursor(&self.site.key, version).await?;
+            self.site
+                .store
+                .save_cursor(&self.site.cursor_key(), version)
+                .await?;
         }
         Ok(())
     }

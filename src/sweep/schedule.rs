@@ -1,5 +1,6 @@
 //! When sweeps run: on each change the change log reports, on each stale report of a render,
-//! and every refresh period for sources nothing logs (views over CMS tables). A site that
+//! and every refresh period for sources nothing logs (views over CMS tables); a view whose
+//! tables are watched gets a full sweep within the refresh period after each change. A site that
 //! opened without stored files gets a full sweep first; one whose stored files cover the change
 //! log up to a known version is verified file by file in the background at a bounded rate
 //! ([`VERIFY_IDLE_FACTOR`]), and so is every watched source hourly, as a safety net. A sweep
@@ -17,7 +18,7 @@ use tokio::time::Instant;
 
 use super::{Inbox, Opening, SweepError, Sweeper};
 use crate::site::{Readiness, Stale};
-use crate::store::Change;
+use crate::store::{Change, BUILTIN_SOURCE};
 
 /// A verification of every file of a watched source, in case a change was not logged.
 const SAFETY_SWEEP: Duration = Duration::from_secs(3600);
@@ -69,6 +70,11 @@ impl Sweeper {
             return;
         };
         let watched = start.is_some();
+        // The tables behind a watched view log their own keys, which are the view's ids only
+        // when the view takes its ids from them: a full sweep follows each change within the
+        // refresh period, in case they are not.
+        let follows_up = watched && site.source != BUILTIN_SOURCE;
+        let mut follow_up: Option<Instant> = None;
         let period = if watched {
             refresh.max(SAFETY_SWEEP)
         } else {
@@ -90,7 +96,14 @@ impl Sweeper {
             let wake = tokio::select! {
                 Some(logged) = changes.next() => {
                     cursor.heard = Some(logged.version);
+                    if follows_up {
+                        follow_up.get_or_insert(Instant::now() + refresh);
+                    }
                     Wake::Change(logged.change)
+                }
+                _ = tokio::time::sleep_until(follow_up.unwrap_or_else(Instant::now)), if follow_up.is_some() => {
+                    follow_up = None;
+                    Wake::Change(Change::Everything)
                 }
                 Some(report) = stale.recv() => Wake::Stale(report),
                 _ = ticker.tick() => match watched {
@@ -163,7 +176,12 @@ impl Sweeper {
         if cursor.saved.is_some_and(|saved| saved >= heard) {
             return;
         }
-        match self.site.store.save_cursor(&self.site.key, heard).await {
+        match self
+            .site
+            .store
+            .save_cursor(&self.site.cursor_key(), heard)
+            .await
+        {
             Ok(()) => cursor.saved = Some(heard),
             Err(e) => {
                 tracing::debug!(error = %crate::error::Chain(&e), "cannot store the change-log cursor")

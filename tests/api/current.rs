@@ -322,3 +322,57 @@ async fn after_a_page_size_change_the_files_are_laid_out_for_the_new_size(backen
         assert_eq!(app.all_locs().await, expected);
     }
 }
+
+/// A view over a CMS's table, on PostgreSQL: sitemapd puts triggers on the table, so a change
+/// behind the view gets its new ETag without waiting for the refresh (an hour here) and without
+/// any request rendering the file (HEAD only reads validators).
+#[tokio::test]
+async fn a_change_behind_a_watched_view_shows_without_waiting_for_the_refresh() {
+    let db = TestDb::on(Backend::Postgres).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE cms_pages (page_id bigint PRIMARY KEY, path text NOT NULL, visible boolean NOT NULL);
+         INSERT INTO cms_pages SELECT i, '/page/' || i, true FROM generate_series(1, 30) AS i;
+         CREATE VIEW cms_sitemap AS SELECT page_id AS id, path AS loc, NULL::timestamptz AS lastmod,
+           NULL::text AS changefreq, NULL::real AS priority FROM cms_pages WHERE visible;",
+    )
+    .await;
+    let vars = [
+        ("SITEMAP_SOURCE", "cms_sitemap"),
+        ("SITEMAP_PAGE_SIZE", "10"),
+        ("SITEMAP_REFRESH_SECS", "3600"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    let etag = |path: &'static str| {
+        let app = &app;
+        async move {
+            let resp = app.client.head(app.url(path)).send().await.unwrap();
+            header(&resp, "etag").to_string()
+        }
+    };
+    let (before, untouched) = (
+        etag("/sitemap-2.xml.gz").await,
+        etag("/sitemap-3.xml.gz").await,
+    );
+    db.exec("UPDATE cms_pages SET visible = false WHERE page_id = 15")
+        .await;
+    let after = eventually(
+        "a new ETag for the file that held page 15",
+        || etag("/sitemap-2.xml.gz"),
+        |now| *now != before,
+    )
+    .await;
+    assert_ne!(after, before);
+    assert_eq!(etag("/sitemap-3.xml.gz").await, untouched);
+    let body = app.get("/sitemap-2.txt").await.text().await.unwrap();
+    assert!(!body.contains("/page/15\n"), "{body}");
+    assert!(body.contains("/page/14\n"), "{body}");
+
+    let out = Sitemapd::new(["migrate"])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("SITEMAP_SOURCE", "cms_sitemap")
+        .output();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("cms_sitemap: watching cms_pages"), "{said}");
+}

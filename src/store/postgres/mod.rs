@@ -13,6 +13,8 @@ use sqlx::postgres::{
 use sqlx::{ConnectOptions, Postgres, Row, Transaction};
 use tokio::sync::Notify;
 
+mod watch;
+
 use super::sql::{Dialect, Sql};
 use super::{quote_identifier, StoreError};
 use crate::config::Config;
