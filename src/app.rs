@@ -67,6 +67,8 @@ impl StartError {
 /// The robots.txt this configuration serves, and the rules entries are checked against.
 pub struct ServedRobots {
     pub body: String,
+    /// The template as rendered for production: what entries are checked against.
+    pub rules_text: String,
     /// The template's rules (equal to the served file's, except on staging).
     pub rules: Arc<RobotsTxt>,
 }
@@ -91,10 +93,13 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
     let body = robots::render(&template, &context)?;
     // Entries are checked against the template's own rules: on staging the served file
     // disallows everything, and the sitemaps should still show what production would list.
-    let rules = Arc::new(RobotsTxt::parse(&robots::render_template(
-        &template, &context,
-    )?)?);
-    Ok(ServedRobots { body, rules })
+    let rules_text = robots::render_template(&template, &context)?;
+    let rules = Arc::new(RobotsTxt::parse(&rules_text)?);
+    Ok(ServedRobots {
+        body,
+        rules_text,
+        rules,
+    })
 }
 
 /// The rules every entry passes, with robots.txt consistency applied.
@@ -142,13 +147,8 @@ impl Service {
                 store.for_source(&site_config.source),
                 Utc::now().timestamp(),
             );
-            let sweeper = Sweeper::open(
-                site.clone(),
-                stale,
-                notifier.clone(),
-                metrics.sweep_failures.clone(),
-            )
-            .await?;
+            let sweeper =
+                Sweeper::open(site.clone(), stale, notifier.clone(), metrics.sweep.clone()).await?;
             sites.push(site);
             sweepers.push(sweeper);
         }
@@ -246,7 +246,24 @@ impl Drop for AbortOnDrop {
 
 /// What a site is, from its configuration and robots.txt.
 fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> SiteSettings {
+    let measure_tag = crate::sitemap::Fingerprint::of(
+        format!(
+            "{} {} {} {} {} {:?} {:?}\n{}",
+            env!("CARGO_PKG_VERSION"),
+            site.base_url.as_str(),
+            site.sitemaps_url.as_str(),
+            config.page_size,
+            config.stylesheet,
+            config.check_agents,
+            site.source,
+            robots.rules_text
+        )
+        .as_bytes(),
+    )
+    .hex()[..12]
+        .to_string();
     SiteSettings {
+        measure_tag,
         rules: entry_rules(config, site, &robots),
         style: DocumentStyle {
             stylesheet: config

@@ -22,6 +22,17 @@ pub struct ReasonLabels {
     pub reason: &'static str,
 }
 
+/// The write side's counters.
+#[derive(Debug, Clone, Default)]
+pub struct SweepMetrics {
+    /// Sweeps that failed and are owed.
+    pub failures: Counter,
+    /// Files read from the database and measured.
+    pub files_measured: Counter,
+    /// Summary checks of every file (cheap: the database sends one row per file).
+    pub summary_checks: Counter,
+}
+
 /// The service's counters; cheap to update from any task.
 pub struct Metrics {
     registry: Registry,
@@ -35,8 +46,8 @@ pub struct Metrics {
     pub stale_renders: Counter,
     pub bytes_served: Counter,
     pub database_errors: Counter,
-    /// Sweeps that failed and are owed; hand a clone to each [`crate::sweep::Sweeper`].
-    pub sweep_failures: Counter,
+    /// The write side's counters; hand a clone to each [`crate::sweep::Sweeper`].
+    pub sweep: SweepMetrics,
     pub entries_served: Gauge,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
@@ -62,7 +73,7 @@ impl Metrics {
             stale_renders: Counter::default(),
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
-            sweep_failures: Counter::default(),
+            sweep: SweepMetrics::default(),
             entries_served: Gauge::default(),
             entries_skipped: Family::default(),
             notify: NotifyMetrics::default(),
@@ -108,7 +119,17 @@ impl Metrics {
         registry.register(
             "sweep_failures",
             "Sweeps that failed (database errors, timeouts, replicas contending); each is run again",
-            m.sweep_failures.clone(),
+            m.sweep.failures.clone(),
+        );
+        registry.register(
+            "files_measured",
+            "Sitemap files whose rows sweeps read from the database",
+            m.sweep.files_measured.clone(),
+        );
+        registry.register(
+            "summary_checks",
+            "Checks of every file against summaries the database computed (a source nothing logs)",
+            m.sweep.summary_checks.clone(),
         );
         registry.register(
             "entries_served",

@@ -32,6 +32,9 @@ pub struct Page {
     pub namespaces: Namespaces,
     /// Rows in the range left out, by reason (known once the page has been scanned).
     pub skipped: SkipCounts,
+    /// What the database said of the page's rows when they were measured, to tell whether they
+    /// changed without reading them; `None` when not known.
+    pub summary: Option<String>,
 }
 
 impl Page {
@@ -52,6 +55,7 @@ impl Page {
             fingerprint: self.fingerprint,
             changed_at: self.changed_at,
             extensions: self.namespaces.bits(),
+            summary: self.summary.clone(),
         }
     }
 
@@ -66,6 +70,7 @@ impl Page {
             changed_at: r.changed_at,
             namespaces: Namespaces::from_bits(r.extensions),
             skipped: SkipCounts::default(),
+            summary: r.summary.clone(),
         }
     }
 }
@@ -87,6 +92,7 @@ impl Layout {
             changed_at: now,
             namespaces: digest.namespaces,
             skipped: SkipCounts::default(),
+            summary: None,
         }])
     }
 
@@ -110,6 +116,11 @@ impl Layout {
             .get(index + 1)
             .map_or(i64::MAX, |next| next.first_id - 1);
         IdRange { first, last }
+    }
+
+    /// The first ids of every file but the first: where the database's summaries cut.
+    pub fn thresholds(&self) -> Vec<i64> {
+        self.0.iter().skip(1).map(|p| p.first_id).collect()
     }
 
     pub fn find(&self, no: i64) -> Option<(usize, &Page)> {
@@ -209,6 +220,7 @@ pub fn test_layout(firsts: &[(i64, i64)]) -> Layout {
                 changed_at: 10,
                 namespaces: Namespaces::NONE,
                 skipped: SkipCounts::default(),
+                summary: None,
             })
             .collect(),
     )

@@ -45,6 +45,9 @@ pub struct SiteSettings {
     pub source: String,
     /// robots.txt as served.
     pub robots_body: Bytes,
+    /// Everything besides the rows that decides the files' bytes (version, URLs, page size,
+    /// rules, style), as a tag: summaries of rows measured under other settings do not count.
+    pub measure_tag: String,
 }
 
 /// One site: what it serves, and the snapshot requests are answered from.
@@ -58,6 +61,8 @@ pub struct Site {
     pub page_size: usize,
     pub feed_size: usize,
     pub source: String,
+    /// See [`SiteSettings::measure_tag`].
+    pub measure_tag: String,
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -112,6 +117,7 @@ impl Site {
             feed_size,
             source,
             robots_body,
+            measure_tag,
         } = settings;
         let publication = Publication {
             style: &style,
@@ -128,6 +134,7 @@ impl Site {
             page_size,
             feed_size,
             source,
+            measure_tag,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),

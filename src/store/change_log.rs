@@ -140,15 +140,18 @@ pub(crate) fn poll_change_log(
         move |(mut cursor, pending_trim)| {
             let (log, wake) = (log.clone(), wake.clone());
             async move {
+                // The first read is at once: what was logged while the service was stopped.
+                let mut wait = pending_trim.is_none();
                 if let Some(through) = pending_trim {
                     let _ = log.store.trim_change_log(&log.source, through).await;
                 }
                 loop {
-                    match &wake {
-                        Some(wake) => {
+                    match (&wake, wait) {
+                        (_, false) => wait = true,
+                        (Some(wake), true) => {
                             let _ = tokio::time::timeout(WOKEN_POLL, wake.notified()).await;
                         }
-                        None => tokio::time::sleep(CHANGE_POLL).await,
+                        (None, true) => tokio::time::sleep(CHANGE_POLL).await,
                     }
                     let Ok(reading) = log.store.read_change_log(&log.source, cursor.version).await
                     else {

@@ -274,6 +274,15 @@ impl Store {
         each!(self, s => s.import_batch(batch).await)
     }
 
+    /// Each file's summary (count and hash of its rows and their extension rows, computed by
+    /// the database), for files cut at `thresholds`; `None` where the database cannot (SQLite).
+    pub async fn file_summaries(
+        &self,
+        thresholds: &[i64],
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        each!(self, s => s.file_summaries(thresholds).await)
+    }
+
     /// Whether the database answers and our migrations are applied.
     pub async fn ready(&self) -> Result<(), StoreError> {
         let (applied, known) = each!(self, s => s.migrations().await)?;

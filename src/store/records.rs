@@ -38,6 +38,9 @@ pub struct PageRecord {
     pub changed_at: i64,
     /// Extension namespaces the file declares ([`Namespaces::bits`]).
     pub extensions: i64,
+    /// What the database said of the file's rows when they were measured (see
+    /// [`super::Store::file_summaries`]); `None` when not known.
+    pub summary: Option<String>,
 }
 
 /// Rows of extension tables read for a run of entries: `(entry_id, row)` in entry order.
@@ -99,6 +102,7 @@ impl PageRecord {
             fingerprint: fingerprint_of(row.try_get("fingerprint")?)?,
             changed_at: row.try_get("changed_at")?,
             extensions: row.try_get("extensions")?,
+            summary: row.try_get("summary")?,
         })
     }
 }

@@ -305,6 +305,7 @@ pub fn apply_scan(
                 } else {
                     SkipCounts::default()
                 },
+                summary: None,
             });
         }
     }

@@ -19,9 +19,9 @@ mod settle;
 
 use std::sync::Arc;
 
+use crate::metrics::SweepMetrics;
 use chrono::Utc;
 use futures::stream::BoxStream;
-use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Mutex;
 
 use crate::notify::Notifier;
@@ -49,8 +49,7 @@ const SWEEP_TRIES: usize = 3;
 pub struct Sweeper {
     site: Arc<Site>,
     notifier: Arc<Notifier>,
-    /// Counts sweeps that failed (`sitemapd_sweep_failures_total`).
-    failures: Counter,
+    metrics: SweepMetrics,
     /// One sweep of this site at a time in this process.
     sweeping: Mutex<()>,
     /// What wakes [`Sweeper::keep_current`]; taken when it starts.
@@ -97,7 +96,7 @@ impl Sweeper {
         site: Arc<Site>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
-        failures: Counter,
+        metrics: SweepMetrics,
     ) -> Result<Arc<Self>, StoreError> {
         let stored = site.store.load_state(&site.key).await?;
         let has_state = !stored.0.is_empty();
@@ -115,7 +114,7 @@ impl Sweeper {
         let sweeper = Arc::new(Self {
             site,
             notifier,
-            failures,
+            metrics,
             sweeping: Mutex::new(()),
             inbox: Mutex::new(Some(Inbox {
                 changes: feed.changes,
@@ -179,13 +178,28 @@ impl Sweeper {
     async fn sweep_locked(&self, mut change: Change) -> Result<(), SweepError> {
         for _attempt in 0..SWEEP_TRIES {
             let current = self.site.snapshot();
-            let files = files_to_measure(&current.layout, change);
+            let (files, summaries) = match change {
+                Change::Ids(range) => (current.layout.overlapping(range), None),
+                Change::Everything => match self.changed_files(&current.layout).await? {
+                    Some((files, summaries)) => (files, Some(summaries)),
+                    None => ((0..current.layout.0.len()).collect(), None),
+                },
+            };
+            let feeds_known = current.feeds.is_some() || self.site.feed_size == 0;
+            if files.is_empty() && summaries.is_some() && feeds_known {
+                // The database says no file's rows changed: nothing to read or save.
+                return Ok(());
+            }
+            self.metrics.files_measured.inc_by(files.len() as u64);
             let scanned = Measure::of(&self.site)
                 .scan(&current.layout, &files)
                 .await?;
             let feeds = feeds::read(&self.site).await?;
             let now = Utc::now().timestamp();
-            let measured = apply_scan(&current.layout, scanned, &self.site.style, now);
+            let mut measured = apply_scan(&current.layout, scanned, &self.site.style, now);
+            if let Some(summaries) = &summaries {
+                keep_summaries(&mut measured, &current.layout, &files, summaries);
+            }
             let measured = self.compact(measured, now).await?;
             let mut whole_files = vec![WholeFile {
                 name: ROBOTS_FILE,
@@ -229,6 +243,32 @@ impl Sweeper {
         Err(SweepError::Contended(SWEEP_TRIES))
     }
 
+    /// The files whose rows the database summarises differently than when they were measured
+    /// (under this configuration), with every file's summary now; `None` where the database
+    /// cannot summarise (then every file is read).
+    async fn changed_files(
+        &self,
+        layout: &Layout,
+    ) -> Result<Option<(Vec<usize>, Vec<String>)>, StoreError> {
+        let Some(summaries) = self.site.store.file_summaries(&layout.thresholds()).await? else {
+            return Ok(None);
+        };
+        self.metrics.summary_checks.inc();
+        let summaries: Vec<String> = summaries
+            .iter()
+            .map(|s| format!("{} {s}", self.site.measure_tag))
+            .collect();
+        let changed = layout
+            .0
+            .iter()
+            .zip(&summaries)
+            .enumerate()
+            .filter(|(_, (page, now))| page.summary.as_ref() != Some(now))
+            .map(|(i, _)| i)
+            .collect();
+        Ok(Some((changed, summaries)))
+    }
+
     /// Merges neighbouring files that fit in one (see [`compact`]) and measures the merged ones.
     async fn compact(&self, layout: Layout, now: i64) -> Result<Layout, StoreError> {
         let runs = compact::mergeable_runs(&layout, self.site.page_size);
@@ -236,6 +276,7 @@ impl Sweeper {
             return Ok(layout);
         }
         let (merged, indexes) = compact::merge(&layout, &runs);
+        self.metrics.files_measured.inc_by(indexes.len() as u64);
         let scanned = Measure::of(&self.site).scan(&merged, &indexes).await?;
         Ok(apply_scan(&merged, scanned, &self.site.style, now))
     }
@@ -280,11 +321,16 @@ impl Sweeper {
     }
 }
 
-/// Indexes of the files `change` may have touched.
-fn files_to_measure(layout: &Layout, change: Change) -> Vec<usize> {
-    match change {
-        Change::Everything => (0..layout.0.len()).collect(),
-        Change::Ids(range) => layout.overlapping(range),
+/// Gives each measured file that kept its id range the summary taken before it was measured:
+/// rows changed since then make the next summary differ, so no change is missed.
+fn keep_summaries(measured: &mut Layout, before: &Layout, files: &[usize], summaries: &[String]) {
+    for &i in files {
+        let Some((j, _)) = measured.find(before.0[i].no) else {
+            continue;
+        };
+        if measured.range(j) == before.range(i) {
+            measured.0[j].summary = summaries.get(i).cloned();
+        }
     }
 }
 

@@ -140,7 +140,7 @@ impl Sweeper {
                     self.store_cursor(&mut cursor).await;
                 }
                 Err(e) => {
-                    self.failures.inc();
+                    self.metrics.failures.inc();
                     let next = Owed::after(owed, refresh);
                     owed = Some(next);
                     tracing::warn!(error = %crate::error::Chain(&e), retry_in_secs = next.pause.as_secs(), "sweep failed; serving the last known state");

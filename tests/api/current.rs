@@ -376,3 +376,56 @@ async fn a_change_behind_a_watched_view_shows_without_waiting_for_the_refresh() 
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("cms_sitemap: watching cms_pages"), "{said}");
 }
+
+/// A view MariaDB cannot report changes of: each refresh the database summarises every file
+/// (count and hash of its rows), and only files whose summary moved are read again.
+#[tokio::test]
+async fn an_idle_refresh_of_an_unwatched_view_reads_no_file_and_a_change_reads_one() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE cms_pages (page_id bigint PRIMARY KEY, path varchar(200) NOT NULL);
+         INSERT INTO cms_pages SELECT seq, CONCAT('/page/', seq) FROM seq_1_to_30;
+         CREATE VIEW cms_sitemap AS SELECT page_id AS id, path AS loc, NULL AS lastmod,
+           NULL AS changefreq, NULL AS priority FROM cms_pages;",
+    )
+    .await;
+    let vars = [
+        ("SITEMAP_SOURCE", "cms_sitemap"),
+        ("SITEMAP_PAGE_SIZE", "10"),
+        ("SITEMAP_REFRESH_SECS", "1"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    let counts = || async {
+        (
+            app.metric("sitemapd_summary_checks_total").await,
+            app.metric("sitemapd_files_measured_total").await,
+        )
+    };
+    let (checks, measured) =
+        eventually("the summaries stored", counts, |(checks, _)| *checks >= 4.0).await;
+    let (_, idle) = eventually("two more refreshes", counts, |(now, _)| {
+        *now >= checks + 2.0
+    })
+    .await;
+    assert_eq!(idle, measured, "idle refreshes read no file");
+
+    let etag = |path: &'static str| {
+        let app = &app;
+        async move {
+            let resp = app.client.head(app.url(path)).send().await.unwrap();
+            header(&resp, "etag").to_string()
+        }
+    };
+    let before = etag("/sitemap-2.xml.gz").await;
+    db.exec("UPDATE cms_pages SET path = '/page/15-renamed' WHERE page_id = 15")
+        .await;
+    eventually(
+        "the renamed page's file with a new ETag",
+        || etag("/sitemap-2.xml.gz"),
+        |now| *now != before,
+    )
+    .await;
+    let (_, after) = counts().await;
+    assert_eq!(after, idle + 1.0, "only the changed file was read");
+}

@@ -106,6 +106,24 @@ impl Dialect for MySql {
         at.naive_utc()
     }
 
+    fn bucket(id: &str, thresholds: &[i64]) -> Option<String> {
+        Some(match thresholds {
+            [] => "0".to_string(),
+            _ => {
+                let list: Vec<String> = thresholds.iter().map(i64::to_string).collect();
+                format!("INTERVAL({id}, {})", list.join(", "))
+            }
+        })
+    }
+
+    fn row_hash(values: &str) -> String {
+        format!("CRC32(CONCAT_WS('|', {values}))")
+    }
+
+    fn ordered_join(part: &str) -> String {
+        format!("GROUP_CONCAT({part} ORDER BY {part} SEPARATOR ';')")
+    }
+
     /// TRUNCATE fires no trigger in MySQL: the highest id falling tells of it.
     fn highest_entry_id() -> String {
         "(SELECT MAX(id) FROM sitemap_entries)".to_string()

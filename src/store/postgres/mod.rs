@@ -70,6 +70,13 @@ impl Dialect for Postgres {
          changefreq::text AS changefreq, priority::float8 AS priority"
     }
 
+    fn bucket(id: &str, thresholds: &[i64]) -> Option<String> {
+        Some(match thresholds {
+            [] => "0".to_string(),
+            _ => format!("width_bucket({id}::int8, ARRAY{thresholds:?}::int8[])"),
+        })
+    }
+
     fn lastmod_key() -> &'static str {
         "src.lastmod::timestamptz"
     }

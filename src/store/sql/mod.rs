@@ -7,6 +7,7 @@
 mod changes;
 mod import;
 mod state;
+mod summaries;
 
 use std::sync::Arc;
 
@@ -81,6 +82,21 @@ pub trait Dialect: Database + Sized {
         delete.to_string()
     }
 
+    /// The file an id falls in, for files cut at `thresholds` (the first ids of every file but
+    /// the first): 0 below the first threshold, k from the k-th on. `None` where the database
+    /// cannot summarise files (SQLite has no hash function): its sources are read whole.
+    fn bucket(_id: &str, _thresholds: &[i64]) -> Option<String> {
+        None
+    }
+    /// A 64-bit (or 32-bit) hash of `values` joined, which `SUM` adds up.
+    fn row_hash(values: &str) -> String {
+        format!("hashtextextended(concat_ws('|', {values}), 0)")
+    }
+    /// The parts of one file's summary, in a fixed order, as one text.
+    fn ordered_join(part: &str) -> String {
+        format!("string_agg({part}, ';' ORDER BY {part})")
+    }
+
     /// How `import` finds an entry by its URL: the key column, and what goes around the bound
     /// URL to compare with it (MySQL keys by a hash of the URL).
     fn loc_key() -> (&'static str, &'static str, &'static str) {
@@ -150,6 +166,8 @@ impl<DB: Database> Clone for Sql<DB> {
 
 /// Statements that name the source (or read many rows), built once per source.
 struct Reads {
+    /// The source, quoted.
+    source: String,
     range: String,
     chunk: String,
     recent: String,
@@ -170,6 +188,7 @@ impl Reads {
         let in_range = "entry_id BETWEEN ? AND ?";
         let sql = |text: String| DB::placeholders(&text);
         Self {
+            source: DB::quote(source),
             range: sql(format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id")),
             chunk: sql(format!(
                 "{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"

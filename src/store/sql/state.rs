@@ -83,9 +83,9 @@ impl_sql! {
         for chunk in pages.chunks(IMPORT_ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_pages \
-                 (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions) \
-                 VALUES {}",
-                values_rows(8, chunk.len())
+                 (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions, \
+                  summary) VALUES {}",
+                values_rows(9, chunk.len())
             ));
             let mut insert = sqlx::query::<DB>(&sql);
             for p in chunk {
@@ -97,7 +97,8 @@ impl_sql! {
                     .bind(p.bytes)
                     .bind(p.fingerprint.hex())
                     .bind(p.changed_at)
-                    .bind(p.extensions);
+                    .bind(p.extensions)
+                    .bind(p.summary.as_deref());
             }
             insert.execute(&mut *tx).await?;
         }
@@ -121,9 +122,11 @@ impl_sql! {
     /// Pages and files as one connection (or transaction) reads them.
     async fn state_in(conn: &mut DB::Connection, site: &str) -> Result<SavedState, StoreError> {
         let pages = sqlx::query::<DB>(&DB::placeholders(&format!(
-            "SELECT page_no, first_id, urls, bytes, {} AS fingerprint, changed_at, extensions \
+            "SELECT page_no, first_id, urls, bytes, {} AS fingerprint, changed_at, extensions, \
+                    {} AS summary \
              FROM sitemapd_pages WHERE site = ? ORDER BY first_id",
-            DB::text("fingerprint")
+            DB::text("fingerprint"),
+            DB::text("summary")
         )))
         .bind(site)
         .fetch_all(&mut *conn)
