@@ -23,7 +23,7 @@ pub use layout::test_layout;
 pub use layout::{page_file_name, text_file_name, Layout, Page};
 pub use snapshot::{
     FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,
-    ROBOTS_FILE,
+    ROBOTS_FILE, SETTINGS_FILE,
 };
 
 /// Stale reports waiting for the write side; more are dropped (the periodic sweep covers them).
@@ -150,6 +150,11 @@ impl Site {
     /// Makes `snapshot` the one every request is answered from.
     pub fn install(&self, snapshot: Snapshot) {
         *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    }
+
+    /// The settings the files are laid out under, as stored with them.
+    pub fn settings_fingerprint(&self) -> Fingerprint {
+        Fingerprint::of(self.measure_tag.as_bytes())
     }
 
     /// Key of the site's change-log cursor: its files cover one source's log only.

@@ -25,7 +25,9 @@ use futures::stream::BoxStream;
 use tokio::sync::Mutex;
 
 use crate::notify::Notifier;
-use crate::site::{Layout, Readiness, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE};
+use crate::site::{
+    Layout, Readiness, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE, SETTINGS_FILE,
+};
 use crate::sitemap::Fingerprint;
 use crate::store::{Change, Logged, SavedState, StoreError};
 use measure::{apply_scan, Measure};
@@ -100,13 +102,19 @@ impl Sweeper {
     ) -> Result<Arc<Self>, StoreError> {
         let stored = site.store.load_state(&site.key).await?;
         let has_state = !stored.0.is_empty();
-        let cursor = match has_state {
+        // Files laid out under other settings (another page size, other rules) are not served:
+        // they may break the new limits. The first sweep lays them out again.
+        let same_settings = stored
+            .1
+            .iter()
+            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == site.settings_fingerprint());
+        let cursor = match has_state && same_settings {
             true => site.store.load_cursor(&site.cursor_key()).await?,
             false => None,
         };
         // Listen first, then sweep: a change made in between is then reported, not lost.
         let feed = site.store.changes(&site.source, cursor).await;
-        let opening = match (has_state, feed.resumed) {
+        let opening = match (has_state && same_settings, feed.resumed) {
             (false, _) => Opening::FirstSweep,
             (true, false) => Opening::FullSweep,
             (true, true) => Opening::Verify,
@@ -124,7 +132,10 @@ impl Sweeper {
             opening,
         });
         if has_state {
+            // Under other settings, the first sweep starts from these boundaries.
             sweeper.install_stored(&stored);
+        }
+        if opening != Opening::FirstSweep {
             sweeper.site.set_readiness(Readiness::Verifying);
         }
         tracing::info!(site = %sweeper.site.key, ?opening, change_log_from = ?feed.start, "opened");
@@ -201,10 +212,16 @@ impl Sweeper {
                 keep_summaries(&mut measured, &current.layout, &files, summaries);
             }
             let measured = self.compact(measured, now).await?;
-            let mut whole_files = vec![WholeFile {
-                name: ROBOTS_FILE,
-                fingerprint: current.robots.validators.fingerprint,
-            }];
+            let mut whole_files = vec![
+                WholeFile {
+                    name: ROBOTS_FILE,
+                    fingerprint: current.robots.validators.fingerprint,
+                },
+                WholeFile {
+                    name: SETTINGS_FILE,
+                    fingerprint: self.site.settings_fingerprint(),
+                },
+            ];
             if let Some(feeds) = &feeds {
                 whole_files.extend([
                     WholeFile {
