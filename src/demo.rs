@@ -24,6 +24,7 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
         return Ok(());
     };
     let pool = sqlite.pool();
+    let now = chrono::Utc::now().timestamp();
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM sitemap_entries")
         .fetch_one(pool)
         .await
@@ -39,7 +40,7 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
             "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority) ",
         );
         query.push_values(ids, |mut row, id| {
-            let entry = sample_entry(id);
+            let entry = sample_entry(id, now);
             row.push_bind(id)
                 .push_bind(entry.0)
                 .push_bind(entry.1)
@@ -73,7 +74,9 @@ pub async fn prepare(config: &Config) -> Result<(), StartError> {
 }
 
 /// A realistic mix: PHP virtual pages with query strings, accented paths, `&` in queries.
-fn sample_entry(id: i64) -> (String, Option<String>, Option<&'static str>, Option<f64>) {
+/// Lastmods lie in the two years before `now` (unix seconds), newer ids more recently changed,
+/// as on a site that keeps adding pages; one in five has none.
+fn sample_entry(id: i64, now: i64) -> (String, Option<String>, Option<&'static str>, Option<f64>) {
     let loc = match id % 4 {
         0 => format!("/fr/article.php?AIndex={id}&lang=fr"),
         1 => format!("/en/articles/{id}-news"),
@@ -81,13 +84,12 @@ fn sample_entry(id: i64) -> (String, Option<String>, Option<&'static str>, Optio
         _ => format!("/événements/{}/été-{id}", 2020 + id % 6),
     };
     let lastmod = (id % 5 != 0).then(|| {
-        let day = 1 + id % 28;
-        let month = 1 + id % 12;
-        format!(
-            "2026-{month:02}-{day:02}T{:02}:{:02}:00+00:00",
-            id % 24,
-            id % 60
-        )
+        const TWO_YEARS: i64 = 2 * 365 * 86_400;
+        let age = (DEMO_ENTRIES - id) * TWO_YEARS / DEMO_ENTRIES + (id * 7919) % 86_400;
+        let minute = (now - age) / 60 * 60;
+        chrono::DateTime::from_timestamp(minute, 0)
+            .map(crate::sitemap::entry::w3c_datetime)
+            .unwrap_or_default()
     });
     let changefreq = ["daily", "weekly", "monthly"]
         .get((id % 4) as usize)

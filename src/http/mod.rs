@@ -68,6 +68,9 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let (site, route) = app.resolve(request.headers(), &path);
+    let site_key = site
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |site| site.key.clone());
     let response = match route {
         None => Err(HttpError::NotFound),
         Some(_) if method != Method::GET && method != Method::HEAD => {
@@ -91,6 +94,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let log = AccessLog {
         method,
         path,
+        site: site_key,
         status: response.status().as_u16(),
         started,
         bytes: AtomicU64::new(0),
@@ -270,6 +274,8 @@ fn empty_body() -> Body {
 struct AccessLog {
     method: Method,
     path: String,
+    /// The site's base URL, or `-` when the request named none.
+    site: String,
     status: u16,
     started: Instant,
     bytes: AtomicU64,
@@ -293,9 +299,11 @@ impl Drop for AccessLog {
         tracing::info!(
             method = %self.method,
             path = %self.path,
+            site = %self.site,
             status = self.status,
             bytes = self.bytes.load(Ordering::Relaxed),
-            ms = self.started.elapsed().as_secs_f64() * 1000.0,
+            // Whole microseconds, so the log says 0.062, not 0.06189600000000001.
+            ms = self.started.elapsed().as_micros() as f64 / 1000.0,
             "request"
         );
     }

@@ -163,8 +163,24 @@ async fn sigterm_lets_downloads_finish_and_exits_zero_with_json_logs() {
         .find(|l| l.contains("\"path\":\"/sitemap-1.xml\""))
         .expect("a log line for the request");
     let parsed: serde_json::Value = serde_json::from_str(request_line).expect("JSON log line");
-    assert_eq!(parsed["fields"]["status"], 200);
-    assert!(parsed["fields"]["bytes"].as_u64().unwrap() > 0);
+    let fields = &parsed["fields"];
+    assert_eq!(fields["method"], "GET");
+    assert_eq!(fields["status"], 200);
+    assert_eq!(fields["site"], BASE);
+    assert!(fields["bytes"].as_u64().unwrap() > 0);
+    // A duration a log pipeline can read: milliseconds, to the microsecond.
+    let ms = fields["ms"].as_f64().expect("ms is a number");
+    assert!(ms >= 0.0);
+    let text = fields["ms"].to_string();
+    assert!(
+        text.split('.')
+            .nth(1)
+            .is_none_or(|decimals| decimals.len() <= 3),
+        "{text}"
+    );
+    for line in log.lines().filter(|l| l.starts_with('{')) {
+        serde_json::from_str::<serde_json::Value>(line).expect("every log line is JSON");
+    }
     assert!(!log.contains("hunter2"));
 }
 
@@ -179,4 +195,38 @@ async fn a_password_in_the_database_url_stays_out_of_the_logs() {
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(log.contains("listening"), "{log}");
     assert!(!log.contains("hunter2"), "{log}");
+}
+
+/// `sitemapd demo` as a newcomer runs it: no variables (but a free port), an empty directory.
+#[tokio::test]
+async fn the_demo_needs_no_configuration_and_serves_valid_files_dated_in_the_past() {
+    let server = Sitemapd::new(["demo"]).serve().await;
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let get = |path: String| {
+        let client = &client;
+        let url = server.url(&path);
+        async move { client.get(url).send().await.unwrap().bytes().await.unwrap() }
+    };
+    let index = get("/sitemap_index.xml".into()).await;
+    assert_valid(&index, Schema::Index);
+    let files = locs(&index);
+    assert!(files.len() >= 3, "several files: {files:?}");
+    let base = format!("http://{}/", server.addr);
+    let now = chrono::Utc::now();
+    for file in &files {
+        let path = file
+            .strip_prefix(&base)
+            .expect("under the default base URL");
+        let xml = gunzip(&get(format!("/{path}")).await);
+        assert_valid(&xml, Schema::Urlset);
+        let text = String::from_utf8(xml).unwrap();
+        for lastmod in text.split("<lastmod>").skip(1) {
+            let at = lastmod.split('<').next().unwrap();
+            let at = chrono::DateTime::parse_from_rfc3339(at).expect("a W3C datetime");
+            assert!(at <= now, "{at} is in the future");
+        }
+    }
+    let sample = String::from_utf8(gunzip(&get("/sitemap-1.xml.gz".into()).await)).unwrap();
+    assert!(sample.contains("&amp;"), "URLs with & in the sample");
+    assert!(sample.contains("%C3%A9"), "non-ASCII URLs in the sample");
 }
