@@ -13,10 +13,12 @@
 //!   only when it is sent: bytes in memory, or a render ([`answer::render`]) streamed through
 //!   the single flight and the cache. [`http`] routes requests there and turns documents into
 //!   responses (`304`, HEAD, headers, the access log), nothing else.
-//! - [`sweep`], the write side: a change the database reports (or a render's stale report, or
-//!   the periodic tick) names the files to re-measure; they are measured, dated against what is
-//!   stored (settled), saved compare-and-set, installed as the next snapshot, and announced to
-//!   IndexNow. Retries and the refresh period are its schedule.
+//! - [`sweep`], the write side: a change the change log reports (or a render's stale report,
+//!   a verification step, or the periodic summary check of a source nothing logs) names the
+//!   files to re-measure; they are measured, neighbours that fit in one merged (compaction),
+//!   dated against what is stored (settled), saved compare-and-set, installed as the next
+//!   snapshot, and announced to IndexNow; the change-log version they cover is stored. Opening
+//!   a site, background verification, retries and the refresh period are its schedule.
 //! - [`site`]: what both share: a site's settings, its files as id ranges ([`site::Layout`]) and
 //!   the [`site::Snapshot`] requests are answered from.
 //!
