@@ -1,12 +1,14 @@
 //! Our own state tables, the same on every backend: each site's pages (`sitemapd_pages`), its
 //! whole files (`sitemapd_files`) and its IndexNow progress (`sitemapd_indexnow`).
 
+use std::collections::HashMap;
+
 use sqlx::Row;
 
 use super::super::{
     FileRecord, PageRecord, SavedState, StoreError, SubmittedThrough, IMPORT_ROWS_PER_STATEMENT,
 };
-use super::{impl_sql, values_rows};
+use super::{impl_sql, placeholder_list, values_rows};
 
 impl_sql! {
     pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
@@ -76,11 +78,33 @@ impl_sql! {
             return Ok(false);
         }
         let (pages, files) = next;
-        sqlx::query::<DB>(&DB::placeholders("DELETE FROM sitemapd_pages WHERE site = ?"))
-            .bind(site)
-            .execute(&mut *tx)
-            .await?;
-        for chunk in pages.chunks(IMPORT_ROWS_PER_STATEMENT) {
+        // Only the rows of files that changed are written: a sweep of one file at 2,000 files
+        // writes one row, not 2,000.
+        let before: HashMap<i64, &PageRecord> =
+            expected.0.iter().map(|p| (p.page_no, p)).collect();
+        let after: HashMap<i64, &PageRecord> = pages.iter().map(|p| (p.page_no, p)).collect();
+        let gone: Vec<i64> = expected
+            .0
+            .iter()
+            .filter(|p| after.get(&p.page_no) != Some(p))
+            .map(|p| p.page_no)
+            .collect();
+        let written: Vec<&PageRecord> = pages
+            .iter()
+            .filter(|p| before.get(&p.page_no) != Some(p))
+            .collect();
+        for chunk in gone.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let sql = DB::placeholders(&format!(
+                "DELETE FROM sitemapd_pages WHERE site = ? AND page_no IN ({})",
+                placeholder_list(chunk.len())
+            ));
+            let mut delete = sqlx::query::<DB>(&sql).bind(site);
+            for page_no in chunk {
+                delete = delete.bind(*page_no);
+            }
+            delete.execute(&mut *tx).await?;
+        }
+        for chunk in written.chunks(IMPORT_ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_pages \
                  (site, page_no, first_id, urls, bytes, fingerprint, changed_at, extensions, \
