@@ -1,0 +1,278 @@
+# scripts/lib/front-check.sh: what the checks of a web server in front of sitemapd share
+# (scripts/nginx-check.sh, scripts/apache-check.sh): PASS/FAIL bookkeeping, a temporary
+# directory and the processes started here (stopped by PID on exit), free loopback ports,
+# `sitemapd demo` behind the server, curl helpers, and the checks every front must pass.
+# The caller sets FRONT (its name) and ROOT (the checkout), sources this file, starts its server
+# on $PROXY with its PID in FRONT_PID, then runs front_checks and summary. Its test site answers
+# other .xml/.gz/.txt paths with STATIC_STATUS (a static-file rule sitemapd must not disturb).
+
+
+say() { printf '%s-check: %s\n' "$FRONT" "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$*"; }
+fail() { failed=$((failed + 1)); printf 'FAIL %s\n' "$*"; }
+check() { # check DESCRIPTION COMMAND...: PASS when the command succeeds
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+summary() { printf '%d passed, %d failed\n' "$passed" "$failed"; }
+abort() { # a step the checks cannot go on without
+  fail "$*"
+  summary
+  exit 1
+}
+
+
+# ---------------------------------------------------------------- temp dir and cleanup
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/$FRONT-check.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
+# A server's workers drop to an unprivileged user when it runs as root: they must reach the
+# temp paths below.
+chmod 755 "$TMP"
+SITEMAPD_PID=
+FRONT_PID=
+
+stop_pid() { # stop_pid PID: TERM, up to 10 s, then KILL; only the processes started here
+  local pid=$1 i
+  [ -n "$pid" ] || return 0
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for i in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 0
+}
+cleanup() {
+  stop_pid "$FRONT_PID"
+  stop_pid "$SITEMAPD_PID"
+  if [ "${KEEP_TMP:-}" = 1 ]; then say "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+
+# ---------------------------------------------------------------- tools
+
+command -v curl >/dev/null || abort "curl is needed"
+command -v gzip >/dev/null || abort "gzip is needed"
+
+if [ -n "${SITEMAPD_BIN:-}" ]; then
+  BIN=$SITEMAPD_BIN
+else
+  say "cargo build --release"
+  timeout 1800 cargo build --release --quiet || abort "cargo build --release"
+  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
+fi
+[ -x "$BIN" ] || abort "no sitemapd binary at $BIN"
+
+# ---------------------------------------------------------------- ports
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { # a loopback port nothing listens on, other than the ones given
+  local p i
+  for i in $(seq 1 200); do
+    p=$((20000 + RANDOM % 40000))
+    case " $* " in *" $p "*) continue ;; esac
+    port_in_use "$p" || { echo "$p"; return 0; }
+  done
+  return 1
+}
+SP=$(free_port) || abort "no free port for sitemapd"
+FP=$(free_port "$SP") || abort "no free port for $FRONT"
+DIRECT=http://127.0.0.1:$SP
+PROXY=http://127.0.0.1:$FP
+say "sitemapd on $DIRECT, $FRONT on $PROXY, files in $TMP"
+
+# ---------------------------------------------------------------- curl helpers
+
+CURL=(curl -sS --noproxy '*' --max-time 30)
+# fetch NAME METHOD URL [curl args...]: headers to $TMP/NAME.h, body to $TMP/NAME.b; prints status
+fetch() {
+  local name=$1 method=$2 url=$3; shift 3
+  local how=(-X "$method")
+  [ "$method" = HEAD ] && how=(--head)
+  "${CURL[@]}" "${how[@]}" -D "$TMP/$name.h" -o "$TMP/$name.b" -w '%{http_code}' "$@" "$url" 2>>"$TMP/curl.err" ||
+    echo "000"
+}
+# hdr NAME HEADER: value of the first HEADER in $TMP/NAME.h (empty if absent)
+hdr() {
+  awk -v want="$(printf '%s' "$2" | tr 'A-Z' 'a-z')" '
+    BEGIN { FS = ":" }
+    { sub(/\r$/, "") }
+    /^HTTP\// { next }
+    { name = tolower($1); if (name == want) { v = substr($0, length($1) + 2); sub(/^[ \t]+/, "", v); print v; exit } }
+  ' "$TMP/$1.h" 2>/dev/null
+}
+has_hdr() { grep -qi "^$2:" "$TMP/$1.h" 2>/dev/null; }
+# The headers that describe a representation, normalised for comparing two responses.
+# Date, Server, Connection, Keep-Alive and the framing (Content-Length, Transfer-Encoding) are
+# left out: they belong to the hop, not to the file.
+rep_headers() {
+  awk '
+    { sub(/\r$/, "") }
+    /^HTTP\// { split($0, s, " "); print "status: " s[2]; next }
+    /^$/ { next }
+    { i = index($0, ":"); name = tolower(substr($0, 1, i - 1)); v = substr($0, i + 1); sub(/^[ \t]+/, "", v)
+      if (name ~ /^(date|server|connection|keep-alive|content-length|transfer-encoding)$/) next
+      print name ": " v }
+  ' "$TMP/$1.h" | sort
+}
+same_file() { cmp -s "$TMP/$1.b" "$TMP/$2.b"; }
+eq() { [ "$1" = "$2" ]; }
+nonempty() { [ -n "$1" ]; }
+strong_etag() { [[ "$1" == \"*\" ]]; }
+
+wait_http() { # wait_http URL SECONDS PID: until URL answers 200, the process dies, or time is up
+  local url=$1 secs=$2 pid=$3 i
+  for i in $(seq 1 $((secs * 4))); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    [ "$("${CURL[@]}" --max-time 2 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
+    sleep 0.25
+  done
+  return 1
+}
+
+# ---------------------------------------------------------------- sitemapd
+
+mkdir -p "$TMP/sitemapd"
+# A clean environment: a DATABASE_URL or SITEMAP_* from the caller's shell must not leak in.
+(
+  cd "$TMP/sitemapd" &&
+    exec env -i PATH="$PATH" HOME="${HOME:-/tmp}" RUST_LOG="${RUST_LOG:-info}" \
+      BIND_ADDR="127.0.0.1:$SP" SITEMAP_BASE_URL="$PROXY" "$BIN" demo
+) >"$TMP/sitemapd.log" 2>&1 &
+SITEMAPD_PID=$!
+if wait_http "$DIRECT/readyz" 60 "$SITEMAPD_PID"; then
+  pass "sitemapd demo ready on $DIRECT"
+else
+  tail -n 20 "$TMP/sitemapd.log" >&2
+  abort "sitemapd demo not ready within 60 s (log above)"
+fi
+
+# ---------------------------------------------------------------- checks
+
+front_checks() {
+
+GZ=(-H 'Accept-Encoding: gzip')
+
+# robots.txt
+s=$(fetch robots_p GET "$PROXY/robots.txt" "${GZ[@]}")
+fetch robots_d GET "$DIRECT/robots.txt" "${GZ[@]}" >/dev/null
+check "robots.txt via $FRONT: 200 (got $s)" eq "$s" 200
+check "robots.txt via $FRONT: Content-Type text/plain; charset=utf-8 (got '$(hdr robots_p content-type)')" \
+  eq "$(hdr robots_p content-type)" "text/plain; charset=utf-8"
+check "robots.txt via $FRONT announces Sitemap: $PROXY/sitemap_index.xml" \
+  grep -qx "Sitemap: $PROXY/sitemap_index.xml" "$TMP/robots_p.b"
+check "robots.txt via $FRONT: not gzipped by $FRONT (Content-Encoding '$(hdr robots_p content-encoding)')" \
+  eval '! has_hdr robots_p content-encoding && same_file robots_p robots_d'
+check "robots.txt via $FRONT: same strong ETag as direct ($(hdr robots_p etag))" \
+  eval 'strong_etag "$(hdr robots_p etag)" && eq "$(hdr robots_p etag)" "$(hdr robots_d etag)"'
+check "robots.txt via $FRONT: Cache-Control from sitemapd, not $FRONT's expiry rules (got '$(hdr robots_p cache-control)')" \
+  eq "$(hdr robots_p cache-control)" "$(hdr robots_d cache-control)"
+
+# sitemap index, identity
+s=$(fetch index_p GET "$PROXY/sitemap_index.xml")
+fetch index_d GET "$DIRECT/sitemap_index.xml" >/dev/null
+ETAG=$(hdr index_p etag)
+LASTMOD=$(hdr index_p last-modified)
+check "sitemap_index.xml via $FRONT: 200 (got $s)" eq "$s" 200
+check "sitemap_index.xml via $FRONT: same strong ETag as direct ($ETAG)" \
+  eval 'strong_etag "$ETAG" && eq "$ETAG" "$(hdr index_d etag)"'
+check "sitemap_index.xml via $FRONT: same bytes, Last-Modified, Vary, X-Robots-Tag as direct" \
+  eval 'same_file index_p index_d && eq "$(rep_headers index_p)" "$(rep_headers index_d)"'
+check "sitemap_index.xml via $FRONT: lists $PROXY/sitemap-1.xml.gz" \
+  grep -q "<loc>$PROXY/sitemap-1.xml.gz</loc>" "$TMP/index_p.b"
+
+# conditional requests
+s=$(fetch inm_p GET "$PROXY/sitemap_index.xml" -H "If-None-Match: $ETAG")
+check "If-None-Match via $FRONT: 304 (got $s)" eq "$s" 304
+check "If-None-Match via $FRONT: 304 carries the ETag, no body" \
+  eval 'eq "$(hdr inm_p etag)" "$ETAG" && [ ! -s "$TMP/inm_p.b" ]'
+s=$(fetch inm_other GET "$PROXY/sitemap_index.xml" -H 'If-None-Match: "something-else"')
+check "If-None-Match with another tag via $FRONT: 200 (got $s)" eq "$s" 200
+s=$(fetch ims_p GET "$PROXY/sitemap_index.xml" -H "If-Modified-Since: $LASTMOD")
+check "If-Modified-Since via $FRONT: 304 (got $s)" eq "$s" 304
+s=$(fetch ims_old GET "$PROXY/sitemap_index.xml" -H 'If-Modified-Since: Thu, 01 Jan 1998 00:00:00 GMT')
+check "If-Modified-Since before Last-Modified via $FRONT: 200 (got $s)" eq "$s" 200
+
+# sitemap index, gzip negotiated by sitemapd
+s=$(fetch indexgz_p GET "$PROXY/sitemap_index.xml" "${GZ[@]}")
+fetch indexgz_d GET "$DIRECT/sitemap_index.xml" "${GZ[@]}" >/dev/null
+check "sitemap_index.xml gzip via $FRONT: sitemapd's own encoding, same bytes and strong ETag as direct" \
+  eval 'eq "$s" 200 && eq "$(hdr indexgz_p content-encoding)" gzip && same_file indexgz_p indexgz_d &&
+        strong_etag "$(hdr indexgz_p etag)" && eq "$(hdr indexgz_p etag)" "$(hdr indexgz_d etag)"'
+s=$(fetch inmgz_p GET "$PROXY/sitemap_index.xml" "${GZ[@]}" -H "If-None-Match: $(hdr indexgz_p etag)")
+check "If-None-Match on the gzip representation via $FRONT: 304 (got $s)" eq "$s" 304
+
+# the gzip file
+s=$(fetch pagegz_p GET "$PROXY/sitemap-1.xml.gz" "${GZ[@]}")
+fetch pagegz_d GET "$DIRECT/sitemap-1.xml.gz" "${GZ[@]}" >/dev/null
+check "sitemap-1.xml.gz via $FRONT: 200, Content-Type application/gzip (got $s, '$(hdr pagegz_p content-type)')" \
+  eval 'eq "$s" 200 && eq "$(hdr pagegz_p content-type)" application/gzip'
+check "sitemap-1.xml.gz via $FRONT: no Content-Encoding added (got '$(hdr pagegz_p content-encoding)')" \
+  eval '! has_hdr pagegz_p content-encoding'
+check "sitemap-1.xml.gz via $FRONT: byte-identical to direct ($(wc -c <"$TMP/pagegz_p.b") bytes)" \
+  eval '[ -s "$TMP/pagegz_p.b" ] && same_file pagegz_p pagegz_d'
+gzip -dc <"$TMP/pagegz_p.b" >"$TMP/page1.xml" 2>/dev/null
+check "sitemap-1.xml.gz via $FRONT: gunzips once to the urlset (not gzipped twice)" \
+  eval 'head -c 300 "$TMP/page1.xml" | grep -q "<urlset"'
+check "sitemap-1.xml.gz via $FRONT: same ETag as direct, not touched by expiry rules" \
+  eval 'eq "$(hdr pagegz_p etag)" "$(hdr pagegz_d etag)" && eq "$(hdr pagegz_p cache-control)" "$(hdr pagegz_d cache-control)" && ! has_hdr pagegz_p expires'
+s=$(fetch pagegz_inm GET "$PROXY/sitemap-1.xml.gz" -H "If-None-Match: $(hdr pagegz_p etag)")
+check "sitemap-1.xml.gz If-None-Match via $FRONT: 304 (got $s)" eq "$s" 304
+
+# the negotiated page
+s=$(fetch pagex_p GET "$PROXY/sitemap-1.xml" "${GZ[@]}")
+fetch pagex_d GET "$DIRECT/sitemap-1.xml" "${GZ[@]}" >/dev/null
+check "sitemap-1.xml with Accept-Encoding gzip via $FRONT: 200, Content-Encoding gzip (got $s, '$(hdr pagex_p content-encoding)')" \
+  eval 'eq "$s" 200 && eq "$(hdr pagex_p content-encoding)" gzip'
+check "sitemap-1.xml with Accept-Encoding gzip via $FRONT: same bytes as direct" \
+  eval '[ -s "$TMP/pagex_p.b" ] && same_file pagex_p pagex_d'
+check "sitemap-1.xml with Accept-Encoding gzip via $FRONT: Vary: Accept-Encoding, same ETag as direct" \
+  eval 'eq "$(hdr pagex_p vary)" Accept-Encoding && eq "$(hdr pagex_p etag)" "$(hdr pagex_d etag)"'
+s=$(fetch pagexi_p GET "$PROXY/sitemap-1.xml")
+check "sitemap-1.xml without Accept-Encoding via $FRONT: plain XML, identical to the gunzipped .xml.gz" \
+  eval 'eq "$s" 200 && ! has_hdr pagexi_p content-encoding && cmp -s "$TMP/pagexi_p.b" "$TMP/page1.xml"'
+
+# HEAD = GET without the body
+for p in robots.txt sitemap_index.xml sitemap.xml sitemap-1.xml.gz sitemap-1.xml; do
+  for ae in identity gzip; do
+    n=${p//[^a-z0-9]/_}_$ae
+    fetch "head_$n" HEAD "$PROXY/$p" -H "Accept-Encoding: $ae" >/dev/null
+    fetch "get_$n" GET "$PROXY/$p" -H "Accept-Encoding: $ae" >/dev/null
+    if [ "$(rep_headers "head_$n")" = "$(rep_headers "get_$n")" ]; then
+      pass "HEAD /$p (Accept-Encoding: $ae) via $FRONT: same headers as GET"
+    else
+      fail "HEAD /$p (Accept-Encoding: $ae) via $FRONT: same headers as GET"
+      diff <(rep_headers "head_$n") <(rep_headers "get_$n") | sed 's/^/    /'
+    fi
+    hl=$(hdr "head_$n" content-length)
+    gl=$(hdr "get_$n" content-length)
+    if [ -n "$hl" ] && [ -n "$gl" ] && [ "$hl" != "$gl" ]; then
+      fail "HEAD /$p (Accept-Encoding: $ae): Content-Length $hl, GET's is $gl"
+    fi
+  done
+done
+
+# everything else stays with the site
+s=$(fetch php_p GET "$PROXY/index.php")
+check "/index.php goes to the PHP site (got $s '$(head -c 40 "$TMP/php_p.b")')" \
+  eval 'eq "$s" 200 && eq "$(cat "$TMP/php_p.b")" "php site"'
+s=$(fetch root_p GET "$PROXY/")
+check "/ goes to the PHP site (got $s)" eval 'eq "$s" 200 && eq "$(cat "$TMP/root_p.b")" "php site"'
+s=$(fetch sitemap_page GET "$PROXY/sitemap")
+check "/sitemap (a page of the site) stays with the PHP site (got $s)" \
+  eval 'eq "$s" 200 && eq "$(cat "$TMP/sitemap_page.b")" "php site"'
+s=$(fetch other_xml GET "$PROXY/feeds/other.xml")
+check "/feeds/other.xml stays with the site's own rules (got $s)" eq "$s" "$STATIC_STATUS"
+
+
+
+}
