@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Checks the shipped Caddy configuration (deploy/caddy/sitemapd.caddy) against a real Caddy 2
+# and a real sitemapd: `sitemapd demo` on a free loopback port, Caddy on another with a
+# Caddyfile of its own that imports the shipped file as a site owner would (only the port of
+# 127.0.0.1:8080 changed to sitemapd's), plus what a PHP site typically has that must not get in
+# the way: `encode gzip` for everything else, far-future Cache-Control, a static-file rule for
+# other .xml/.gz/.txt paths, and a stand-in for the PHP application.
+#
+# Usage: scripts/caddy-check.sh
+#   SITEMAPD_BIN=path  use this binary instead of building target/release/sitemapd
+#   KEEP_TMP=1         keep the temporary directory (logs, bodies) for inspection
+# Installs caddy with apt-get when it is missing (needs root or sudo; the service is not
+# started). Only 127.0.0.1 is used. Prints a PASS/FAIL line per check, then "N passed, N
+# failed"; exits 1 when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+FRONT=caddy
+STATIC_STATUS=418
+# shellcheck source=lib/front-check.sh
+. "$ROOT/scripts/lib/front-check.sh"
+
+# ---------------------------------------------------------------- caddy
+
+CADDY=$(command -v caddy)
+if [ -z "$CADDY" ]; then
+  say "caddy missing: installing it with apt-get (without starting the service)"
+  if command -v apt-get >/dev/null; then
+    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 \
+      apt-get install -y -qq --no-install-recommends caddy >/dev/null 2>&1
+  fi
+  CADDY=$(command -v caddy)
+  [ -n "$CADDY" ] || abort "caddy is not installed and could not be installed (apt-get install caddy)"
+fi
+say "using caddy $("$CADDY" version 2>&1 | head -n 1)"
+
+CD=$TMP/caddy
+mkdir -p "$CD/data" "$CD/config"
+sed "s|127\.0\.0\.1:8080|127.0.0.1:$SP|g" "$ROOT/deploy/caddy/sitemapd.caddy" >"$CD/sitemapd.caddy"
+cat >"$CD/Caddyfile" <<CONF
+{
+	admin off
+	auto_https off
+	storage file_system $CD/data
+}
+
+http://127.0.0.1:$FP {
+	import $CD/sitemapd.caddy
+
+	# What a PHP site often has; the imported sitemapd block must not be affected by it.
+	handle {
+		encode gzip
+		header Cache-Control "public, max-age=2592000"
+		@static path *.xml *.gz *.txt
+		respond @static "static-file rule" 418
+		respond "php site"
+	}
+}
+CONF
+
+# The example site (deploy/caddy/Caddyfile) as shipped, its import pointed at the copy here:
+# validation provisions the configuration without serving it.
+sed "s|import /etc/caddy/sitemapd.caddy|import $CD/sitemapd.caddy|" "$ROOT/deploy/caddy/Caddyfile" >"$CD/example.Caddyfile"
+if HOME=$CD XDG_DATA_HOME=$CD/data XDG_CONFIG_HOME=$CD/config \
+  timeout 30 "$CADDY" validate --config "$CD/example.Caddyfile" --adapter caddyfile >"$TMP/caddy-example.out" 2>&1; then
+  pass "caddy validate accepts the example site deploy/caddy/Caddyfile"
+else
+  tail -n 20 "$TMP/caddy-example.out" >&2
+  fail "caddy validate accepts the example site deploy/caddy/Caddyfile"
+fi
+if HOME=$CD XDG_DATA_HOME=$CD/data XDG_CONFIG_HOME=$CD/config \
+  timeout 30 "$CADDY" validate --config "$CD/Caddyfile" --adapter caddyfile >"$TMP/caddy-validate.out" 2>&1; then
+  pass "caddy validate accepts a site importing deploy/caddy/sitemapd.caddy"
+else
+  tail -n 20 "$TMP/caddy-validate.out" >&2
+  abort "caddy validate accepts a site importing deploy/caddy/sitemapd.caddy"
+fi
+HOME=$CD XDG_DATA_HOME=$CD/data XDG_CONFIG_HOME=$CD/config \
+  "$CADDY" run --config "$CD/Caddyfile" --adapter caddyfile >"$TMP/caddy.out" 2>&1 &
+FRONT_PID=$!
+if wait_http "$PROXY/" 15 "$FRONT_PID"; then
+  pass "caddy up on $PROXY"
+else
+  tail -n 20 "$TMP/caddy.out" >&2
+  abort "caddy did not start within 15 s"
+fi
+
+# ---------------------------------------------------------------- checks
+
+front_checks
+summary
+[ "$failed" = 0 ]
