@@ -24,17 +24,7 @@ STATIC_STATUS=410
 
 # ---------------------------------------------------------------- apache
 
-APACHE=$(command -v apache2 || { [ -x /usr/sbin/apache2 ] && echo /usr/sbin/apache2; })
-if [ -z "$APACHE" ]; then
-  say "apache2 missing: installing it with apt-get (without starting the service)"
-  if command -v apt-get >/dev/null; then
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 \
-      apt-get install -y -qq --no-install-recommends apache2 >/dev/null 2>&1
-  fi
-  APACHE=$(command -v apache2 || { [ -x /usr/sbin/apache2 ] && echo /usr/sbin/apache2; })
-  [ -n "$APACHE" ] || abort "apache2 is not installed and could not be installed (apt-get install apache2)"
-fi
+APACHE=$(find_server apache2 apache2) || abort "apache2 is not installed and could not be installed (apt-get install apache2)"
 MODULES=/usr/lib/apache2/modules
 say "using $("$APACHE" -v 2>&1 | head -n 1)"
 

@@ -22,17 +22,7 @@ STATIC_STATUS=418
 
 # ---------------------------------------------------------------- caddy
 
-CADDY=$(command -v caddy)
-if [ -z "$CADDY" ]; then
-  say "caddy missing: installing it with apt-get (without starting the service)"
-  if command -v apt-get >/dev/null; then
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 \
-      apt-get install -y -qq --no-install-recommends caddy >/dev/null 2>&1
-  fi
-  CADDY=$(command -v caddy)
-  [ -n "$CADDY" ] || abort "caddy is not installed and could not be installed (apt-get install caddy)"
-fi
+CADDY=$(find_server caddy caddy) || abort "caddy is not installed and could not be installed (apt-get install caddy)"
 say "using caddy $("$CADDY" version 2>&1 | head -n 1)"
 
 CD=$TMP/caddy

@@ -20,19 +20,7 @@ STATIC_STATUS=418
 
 # ---------------------------------------------------------------- tools
 
-NGINX=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; })
-if [ -z "$NGINX" ]; then
-  say "nginx missing: installing nginx-light (or nginx) with apt-get"
-  if command -v apt-get >/dev/null; then
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 \
-      apt-get install -y -qq --no-install-recommends nginx-light >/dev/null 2>&1 ||
-      as_root env DEBIAN_FRONTEND=noninteractive timeout 600 \
-        apt-get install -y -qq --no-install-recommends nginx >/dev/null 2>&1
-  fi
-  NGINX=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; })
-  [ -n "$NGINX" ] || abort "nginx is not installed and could not be installed (apt-get install nginx-light)"
-fi
+NGINX=$(find_server nginx nginx-light nginx) || abort "nginx is not installed and could not be installed (apt-get install nginx-light)"
 say "using $("$NGINX" -v 2>&1)"
 
 # ---------------------------------------------------------------- nginx

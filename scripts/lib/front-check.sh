@@ -60,6 +60,25 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------- tools
 
+# find_server NAME PACKAGE...: the path of the server binary NAME (also in /usr/sbin), installing
+# the first of the Debian PACKAGEs that installs with apt-get when it is missing (without starting
+# its service); fails when there is none.
+find_server() {
+  local name=$1 package path
+  shift
+  path=$(command -v "$name" || { [ -x "/usr/sbin/$name" ] && echo "/usr/sbin/$name"; })
+  if [ -z "$path" ] && command -v apt-get >/dev/null; then
+    say "$name missing: installing it with apt-get"
+    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
+    for package in "$@"; do
+      as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 \
+        apt-get install -y -qq --no-install-recommends "$package" >/dev/null 2>&1 && break
+    done
+    path=$(command -v "$name" || { [ -x "/usr/sbin/$name" ] && echo "/usr/sbin/$name"; })
+  fi
+  [ -n "$path" ] && echo "$path"
+}
+
 command -v curl >/dev/null || abort "curl is needed"
 command -v gzip >/dev/null || abort "gzip is needed"
 
