@@ -84,14 +84,7 @@ else
   cat "$TMP/apache-t.err" >&2
   abort "apache2 -t accepts a VirtualHost including deploy/apache/sitemapd.conf"
 fi
-"$APACHE" -X -f "$AP/httpd.conf" >"$TMP/apache.out" 2>&1 &
-FRONT_PID=$!
-if wait_http "$PROXY/" 15 "$FRONT_PID"; then
-  pass "apache up on $PROXY"
-else
-  cat "$TMP/apache.out" "$AP/error.log" >&2 2>/dev/null
-  abort "apache did not start within 15 s"
-fi
+FRONT_LOG=$AP/error.log start_front "$APACHE" -X -f "$AP/httpd.conf"
 
 # ---------------------------------------------------------------- checks
 

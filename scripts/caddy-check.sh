@@ -66,15 +66,8 @@ else
   tail -n 20 "$TMP/caddy-validate.out" >&2
   abort "caddy validate accepts a site importing deploy/caddy/sitemapd.caddy"
 fi
-HOME=$CD XDG_DATA_HOME=$CD/data XDG_CONFIG_HOME=$CD/config \
-  "$CADDY" run --config "$CD/Caddyfile" --adapter caddyfile >"$TMP/caddy.out" 2>&1 &
-FRONT_PID=$!
-if wait_http "$PROXY/" 15 "$FRONT_PID"; then
-  pass "caddy up on $PROXY"
-else
-  tail -n 20 "$TMP/caddy.out" >&2
-  abort "caddy did not start within 15 s"
-fi
+start_front env HOME="$CD" XDG_DATA_HOME="$CD/data" XDG_CONFIG_HOME="$CD/config" \
+  "$CADDY" run --config "$CD/Caddyfile" --adapter caddyfile
 
 # ---------------------------------------------------------------- checks
 

@@ -116,14 +116,7 @@ else
   cat "$TMP/nginx-t.err" >&2
   abort "nginx -t accepts the test server including sitemapd-locations.conf"
 fi
-"$NGINX" -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf >"$TMP/nginx.out" 2>&1 &
-FRONT_PID=$!
-if wait_http "$PROXY/" 15 "$FRONT_PID"; then
-  pass "nginx up on $PROXY"
-else
-  cat "$TMP/nginx.out" "$NG/logs/error.log" >&2 2>/dev/null
-  abort "nginx did not start within 15 s"
-fi
+FRONT_LOG=$NG/logs/error.log start_front "$NGINX" -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf
 
 # ---------------------------------------------------------------- checks
 

@@ -19,7 +19,7 @@ use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
 use crate::site::{Site, SiteSettings};
 use crate::sitemap::{DocumentStyle, EntryRules};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, Watch};
 use crate::sweep::{SweepError, Sweeper};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
@@ -133,7 +133,12 @@ impl Service {
         }
         let store = Store::connect(config).await?;
         store.migrate().await?;
-        watch_sources(&store, config).await;
+        for (source, watch) in watch_sources(&store, config).await {
+            match watch {
+                Watch::Failed(_) => tracing::warn!("{}", watch.describe(&source)),
+                _ => tracing::info!("{}", watch.describe(&source)),
+            }
+        }
         let metrics = Arc::new(Metrics::new());
         let notifier = Arc::new(
             Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
@@ -219,18 +224,16 @@ impl Service {
     }
 }
 
-/// Has the changes behind each site's source logged where the database allows it.
-async fn watch_sources(store: &Store, config: &Config) {
-    let mut sources: Vec<&str> = config.sites.iter().map(|s| s.source.as_str()).collect();
-    sources.dedup();
-    for source in sources {
-        match store.watch(source).await {
-            watch @ crate::store::Watch::Failed(_) => {
-                tracing::warn!("{}", watch.describe(source))
-            }
-            watch => tracing::info!("{}", watch.describe(source)),
+/// Has the changes behind each site's source logged where the database allows it (once per
+/// source, in the order of the sites); says what was done for each.
+pub async fn watch_sources(store: &Store, config: &Config) -> Vec<(String, Watch)> {
+    let mut done: Vec<(String, Watch)> = Vec::new();
+    for site in &config.sites {
+        if done.iter().all(|(source, _)| *source != site.source) {
+            done.push((site.source.clone(), store.watch(&site.source).await));
         }
     }
+    done
 }
 
 /// Background tasks that end when this is dropped.
@@ -246,7 +249,7 @@ impl Drop for AbortOnDrop {
 
 /// What a site is, from its configuration and robots.txt.
 fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> SiteSettings {
-    let measure_tag = crate::sitemap::Fingerprint::of(
+    let settings = crate::sitemap::Fingerprint::of(
         format!(
             "{} {} {} {} {} {:?} {:?}\n{}",
             env!("CARGO_PKG_VERSION"),
@@ -259,11 +262,9 @@ fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> Si
             robots.rules_text
         )
         .as_bytes(),
-    )
-    .hex()[..12]
-        .to_string();
+    );
     SiteSettings {
-        measure_tag,
+        settings,
         rules: entry_rules(config, site, &robots),
         style: DocumentStyle {
             stylesheet: config

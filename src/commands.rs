@@ -24,8 +24,8 @@ pub async fn migrate(config: &Config) -> Result<i32, StartError> {
     let store = Store::connect(config).await?;
     store.migrate().await?;
     println!("migrations applied to {}", config.database_url);
-    for site in &config.sites {
-        println!("{}", store.watch(&site.source).await.describe(&site.source));
+    for (source, watch) in app::watch_sources(&store, config).await {
+        println!("{}", watch.describe(&source));
     }
     Ok(0)
 }

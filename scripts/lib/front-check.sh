@@ -3,7 +3,7 @@
 # directory and the processes started here (stopped by PID on exit), free loopback ports,
 # `sitemapd demo` behind the server, curl helpers, and the checks every front must pass.
 # The caller sets FRONT (its name) and ROOT (the checkout), sources this file, starts its server
-# on $PROXY with its PID in FRONT_PID, then runs front_checks and summary. Its test site answers
+# on $PROXY with start_front, then runs front_checks and summary. Its test site answers
 # other .xml/.gz/.txt paths with STATIC_STATUS (a static-file rule sitemapd must not disturb).
 
 
@@ -174,6 +174,19 @@ else
   tail -n 20 "$TMP/sitemapd.log" >&2
   abort "sitemapd demo not ready within 60 s (log above)"
 fi
+
+# start_front COMMAND...: runs the server in the background (its output in $TMP/$FRONT.out) and
+# waits until $PROXY/ answers; aborts with that output, and the log FRONT_LOG names, otherwise.
+start_front() {
+  "$@" >"$TMP/$FRONT.out" 2>&1 &
+  FRONT_PID=$!
+  if wait_http "$PROXY/" 15 "$FRONT_PID"; then
+    pass "$FRONT up on $PROXY"
+  else
+    tail -n 20 "$TMP/$FRONT.out" ${FRONT_LOG:+"$FRONT_LOG"} >&2 2>/dev/null
+    abort "$FRONT did not start within 15 s"
+  fi
+}
 
 # ---------------------------------------------------------------- checks
 

@@ -68,9 +68,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let (site, route) = app.resolve(request.headers(), &path);
-    let site_key = site
-        .as_ref()
-        .map_or_else(|| "-".to_string(), |site| site.key.clone());
+    let logged_site = site.clone();
     let response = match route {
         None => Err(HttpError::NotFound),
         Some(_) if method != Method::GET && method != Method::HEAD => {
@@ -94,7 +92,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let log = AccessLog {
         method,
         path,
-        site: site_key,
+        site: logged_site,
         status: response.status().as_u16(),
         started,
         bytes: AtomicU64::new(0),
@@ -274,8 +272,8 @@ fn empty_body() -> Body {
 struct AccessLog {
     method: Method,
     path: String,
-    /// The site's base URL, or `-` when the request named none.
-    site: String,
+    /// The site the request named (its base URL is logged, `-` when none).
+    site: Option<Arc<Site>>,
     status: u16,
     started: Instant,
     bytes: AtomicU64,
@@ -299,7 +297,7 @@ impl Drop for AccessLog {
         tracing::info!(
             method = %self.method,
             path = %self.path,
-            site = %self.site,
+            site = self.site.as_ref().map_or("-", |site| site.key.as_str()),
             status = self.status,
             bytes = self.bytes.load(Ordering::Relaxed),
             // Whole microseconds, so the log says 0.062, not 0.06189600000000001.

@@ -45,9 +45,10 @@ pub struct SiteSettings {
     pub source: String,
     /// robots.txt as served.
     pub robots_body: Bytes,
-    /// Everything besides the rows that decides the files' bytes (version, URLs, page size,
-    /// rules, style), as a tag: summaries of rows measured under other settings do not count.
-    pub measure_tag: String,
+    /// A fingerprint of everything besides the rows that decides the files' bytes (version,
+    /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
+    /// settings do not count.
+    pub settings: Fingerprint,
 }
 
 /// One site: what it serves, and the snapshot requests are answered from.
@@ -61,8 +62,8 @@ pub struct Site {
     pub page_size: usize,
     pub feed_size: usize,
     pub source: String,
-    /// See [`SiteSettings::measure_tag`].
-    pub measure_tag: String,
+    /// See [`SiteSettings::settings`].
+    pub settings: Fingerprint,
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -117,7 +118,7 @@ impl Site {
             feed_size,
             source,
             robots_body,
-            measure_tag,
+            settings: laid_out_under,
         } = settings;
         let publication = Publication {
             style: &style,
@@ -134,7 +135,7 @@ impl Site {
             page_size,
             feed_size,
             source,
-            measure_tag,
+            settings: laid_out_under,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),
@@ -150,11 +151,6 @@ impl Site {
     /// Makes `snapshot` the one every request is answered from.
     pub fn install(&self, snapshot: Snapshot) {
         *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
-    }
-
-    /// The settings the files are laid out under, as stored with them.
-    pub fn settings_fingerprint(&self) -> Fingerprint {
-        Fingerprint::of(self.measure_tag.as_bytes())
     }
 
     /// Key of the site's change-log cursor: its files cover one source's log only.

@@ -19,7 +19,7 @@ pub const INDEX_FILE: &str = "index";
 /// Name of robots.txt in `sitemapd_files`.
 pub const ROBOTS_FILE: &str = "robots";
 /// Not a served file: the fingerprint of the settings the files were laid out under
-/// ([`super::SiteSettings::measure_tag`]).
+/// ([`super::SiteSettings::settings`]).
 pub const SETTINGS_FILE: &str = "settings";
 
 /// Validators of one whole file.

@@ -292,11 +292,6 @@ impl Store {
         Ok(())
     }
 
-    /// Whether changes to `source` are reported by [`Store::changes`] (our triggers log them).
-    pub async fn notifies(&self, source: &str) -> bool {
-        each!(self, s => s.watched(source).await)
-    }
-
     /// The changes our triggers log for `source`, read after `resume` (the cursor a site
     /// stored with its files) when the log still holds what followed it, else after the
     /// current version. Sources nothing logs (views) get a feed that never yields.
@@ -305,16 +300,12 @@ impl Store {
             return ChangeFeed::silent();
         };
         // A cursor beyond the log's version belongs to another database (restored, recreated).
-        let resumed = resume.is_some_and(|cursor| cursor <= current);
+        let resumed_at = resume.filter(|cursor| *cursor <= current);
         let start = LogCursor {
-            version: if resumed {
-                resume.unwrap_or(current)
-            } else {
-                current
-            },
+            version: resumed_at.unwrap_or(current),
             // The highest id when the cursor was stored is not known: a TRUNCATE while stopped
             // is found by the background verification instead.
-            top: if resumed { None } else { top },
+            top: if resumed_at.is_some() { None } else { top },
         };
         let wake = match self {
             Store::Postgres(s) => Some(s.wake_on_notify()),
@@ -326,7 +317,7 @@ impl Store {
         };
         ChangeFeed {
             start: Some(start.version),
-            resumed,
+            resumed: resumed_at.is_some(),
             changes: poll_change_log(start, log, wake),
         }
     }

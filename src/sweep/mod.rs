@@ -1,11 +1,12 @@
 //! The write side: keeps a site's snapshot equal to its database.
 //!
-//! One sweep, in order: a change (reported by the database, by a render that met stale rows,
-//! or the periodic tick) names the files to re-measure; [`measure`] reads their rows and
-//! fingerprints their bytes; [`compact`] merges neighbours that fit in one file; [`settle`] dates each file against what is stored; the store saves
-//! that state compare-and-set (other replicas may be sweeping too); the site installs the new
-//! snapshot; [`announce`] tells IndexNow and the ping webhook. [`schedule`] runs sweeps for as
-//! long as the process lives, with retries when one fails.
+//! One sweep, in order: a change (logged by the database, reported by a render that met stale
+//! rows, or a periodic check) names the files to re-measure; [`measure`] reads their rows and
+//! fingerprints their bytes; [`compact`] merges neighbours that fit in one file; [`settle`]
+//! dates each file against what is stored; the store saves that state compare-and-set (other
+//! replicas may be sweeping too); the site installs the new snapshot; [`announce`] tells
+//! IndexNow and the ping webhook. [`schedule`] runs sweeps for as long as the process lives,
+//! with retries when one fails.
 //!
 //! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
 //! every restart answers with the same ETag and Last-Modified.
@@ -19,11 +20,11 @@ mod settle;
 
 use std::sync::Arc;
 
-use crate::metrics::SweepMetrics;
 use chrono::Utc;
 use futures::stream::BoxStream;
 use tokio::sync::Mutex;
 
+use crate::metrics::SweepMetrics;
 use crate::notify::Notifier;
 use crate::site::{
     Layout, Readiness, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE, SETTINGS_FILE,
@@ -107,7 +108,7 @@ impl Sweeper {
         let same_settings = stored
             .1
             .iter()
-            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == site.settings_fingerprint());
+            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == site.settings);
         let cursor = match has_state && same_settings {
             true => site.store.load_cursor(&site.cursor_key()).await?,
             false => None,
@@ -219,7 +220,7 @@ impl Sweeper {
                 },
                 WholeFile {
                     name: SETTINGS_FILE,
-                    fingerprint: self.site.settings_fingerprint(),
+                    fingerprint: self.site.settings,
                 },
             ];
             if let Some(feeds) = &feeds {
@@ -271,9 +272,10 @@ impl Sweeper {
             return Ok(None);
         };
         self.metrics.summary_checks.inc();
+        let settings = self.site.settings.hex();
         let summaries: Vec<String> = summaries
             .iter()
-            .map(|s| format!("{} {s}", self.site.measure_tag))
+            .map(|s| format!("{settings} {s}"))
             .collect();
         let changed = layout
             .0

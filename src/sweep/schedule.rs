@@ -113,12 +113,12 @@ impl Sweeper {
                 _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
                 _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
             };
-            if let Wake::StartVerification = wake {
-                verification.get_or_insert_with(Verification::now);
-                continue;
-            }
             let full = owed.is_some() || matches!(wake, Wake::Change(Change::Everything));
             let result = match (owed, wake) {
+                (_, Wake::StartVerification) => {
+                    verification.get_or_insert_with(Verification::now);
+                    continue;
+                }
                 // The owed full sweep covers this change; it runs at its time, not sooner, so a
                 // database that times out is not handed one full sweep per change.
                 (Some(o), _) if Instant::now() < o.at => continue,
@@ -127,7 +127,6 @@ impl Sweeper {
                 (None, Wake::Change(change)) => self.sweep(change).await,
                 (None, Wake::Stale(report)) => self.catch_up(report).await,
                 (None, Wake::Verify) => self.verify_next(&mut verification).await,
-                (None, Wake::StartVerification) => continue,
             };
             match result {
                 Ok(()) => {

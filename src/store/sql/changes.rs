@@ -8,11 +8,6 @@ use super::super::{LogReading, StoreError};
 use super::impl_sql;
 
 impl_sql! {
-    /// Whether `source` is watched by our triggers: its changes are logged.
-    pub async fn watched(&self, source: &str) -> bool {
-        self.change_version(source).await.is_ok_and(|v| v.is_some())
-    }
-
     /// The version of `source`'s change log, and the source's highest id where the backend
     /// watches it; `None` when the source is not watched.
     pub async fn change_version(&self, source: &str) -> Result<Option<(i64, Option<i64>)>, StoreError> {
