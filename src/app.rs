@@ -12,12 +12,12 @@ use chrono::Utc;
 use tokio::net::TcpListener;
 
 use crate::answer::Reader;
-use crate::config::{Config, SiteConfig};
+use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
 use crate::http::{self, App};
 use crate::metrics::Metrics;
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
-use crate::site::{Site, SiteSettings};
+use crate::site::{Group, GroupSettings, News, Site};
 use crate::sitemap::{DocumentStyle, EntryRules};
 use crate::store::{Store, StoreError, Watch};
 use crate::sweep::{SweepError, Sweeper};
@@ -114,7 +114,7 @@ pub fn entry_rules(config: &Config, site: &SiteConfig, robots: &ServedRobots) ->
 /// A started service: every site opened, ready to listen and to be kept current.
 pub struct Service {
     pub app: Arc<App>,
-    /// One per site, in the order of [`App::sites`].
+    /// One per group of each site, in the order of [`App::sites`] and their groups.
     pub sweepers: Vec<Arc<Sweeper>>,
     pub notifier: Arc<Notifier>,
     refresh: Duration,
@@ -144,18 +144,27 @@ impl Service {
             Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
         );
         let mut sites = Vec::with_capacity(prepared.len());
-        let mut sweepers = Vec::with_capacity(prepared.len());
+        let mut sweepers = Vec::new();
         for (site_config, robots) in prepared {
-            let settings = site_settings(config, site_config, robots);
-            let (site, stale) = Site::new(
-                settings,
-                store.for_source(&site_config.source),
-                Utc::now().timestamp(),
-            );
-            let sweeper =
-                Sweeper::open(site.clone(), stale, notifier.clone(), metrics.sweep.clone()).await?;
-            sites.push(site);
-            sweepers.push(sweeper);
+            let mut groups = Vec::with_capacity(site_config.groups.len());
+            for group_config in &site_config.groups {
+                let settings = group_settings(config, site_config, group_config, &robots);
+                let (group, stale) = Group::new(
+                    settings,
+                    store.for_source(&group_config.source),
+                    Utc::now().timestamp(),
+                );
+                let sweeper = Sweeper::open(
+                    group.clone(),
+                    stale,
+                    notifier.clone(),
+                    metrics.sweep.clone(),
+                )
+                .await?;
+                groups.push(group);
+                sweepers.push(sweeper);
+            }
+            sites.push(Site::new(groups));
         }
         let indexnow_key = notifier.indexnow_key().cloned();
         let app = Arc::new(App {
@@ -224,13 +233,13 @@ impl Service {
     }
 }
 
-/// Has the changes behind each site's source logged where the database allows it (once per
-/// source, in the order of the sites); says what was done for each.
+/// Has the changes behind each group's source logged where the database allows it (once per
+/// source, in the order of the sites and their groups); says what was done for each.
 pub async fn watch_sources(store: &Store, config: &Config) -> Vec<(String, Watch)> {
     let mut done: Vec<(String, Watch)> = Vec::new();
-    for site in &config.sites {
-        if done.iter().all(|(source, _)| *source != site.source) {
-            done.push((site.source.clone(), store.watch(&site.source).await));
+    for group in config.sites.iter().flat_map(|site| &site.groups) {
+        if done.iter().all(|(source, _)| *source != group.source) {
+            done.push((group.source.clone(), store.watch(&group.source).await));
         }
     }
     done
@@ -247,25 +256,41 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// What a site is, from its configuration and robots.txt.
-fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> SiteSettings {
-    let settings = crate::sitemap::Fingerprint::of(
-        format!(
-            "{} {} {} {} {} {:?} {:?}\n{}",
-            env!("CARGO_PKG_VERSION"),
-            site.base_url.as_str(),
-            site.sitemaps_url.as_str(),
-            config.page_size,
-            config.stylesheet,
-            config.check_agents,
-            site.source,
-            robots.rules_text
-        )
-        .as_bytes(),
+/// What a group is, from its site's configuration and robots.txt.
+fn group_settings(
+    config: &Config,
+    site: &SiteConfig,
+    group: &GroupConfig,
+    robots: &ServedRobots,
+) -> GroupSettings {
+    let page_size = group.page_size(config.page_size);
+    let news = match &group.kind {
+        GroupKind::Urls => None,
+        GroupKind::News(publication) => Some(News {
+            publication: publication.clone(),
+            window_secs: config.news_window.as_secs() as i64,
+        }),
+    };
+    // The unnamed group's settings read as they did before groups, so its files stay current.
+    let mut described = format!(
+        "{} {} {} {} {} {:?} {:?}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        site.base_url.as_str(),
+        site.sitemaps_url.as_str(),
+        page_size,
+        config.stylesheet,
+        config.check_agents,
+        group.source,
+        robots.rules_text
     );
-    SiteSettings {
-        settings,
-        rules: entry_rules(config, site, &robots),
+    if let Some(name) = &group.name {
+        described.push_str(&format!("\ngroup {name} {news:?}"));
+    }
+    GroupSettings {
+        name: group.name.clone(),
+        news,
+        settings: crate::sitemap::Fingerprint::of(described.as_bytes()),
+        rules: entry_rules(config, site, robots),
         style: DocumentStyle {
             stylesheet: config
                 .stylesheet
@@ -273,9 +298,13 @@ fn site_settings(config: &Config, site: &SiteConfig, robots: ServedRobots) -> Si
         },
         base: site.base_url.clone(),
         files: site.sitemaps_url.clone(),
-        page_size: config.page_size,
-        feed_size: config.feed_size,
-        source: site.source.clone(),
-        robots_body: Bytes::from(robots.body),
+        page_size,
+        // A news group's articles are not entries with a lastmod: they are in no feed.
+        feed_size: match group.kind {
+            GroupKind::Urls => config.feed_size,
+            GroupKind::News(_) => 0,
+        },
+        source: group.source.clone(),
+        robots_body: Bytes::from(robots.body.clone()),
     }
 }

@@ -4,16 +4,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use futures::stream::BoxStream;
 use futures::TryStreamExt;
 
 use crate::answer::render;
 use crate::app::{self, StartError};
-use crate::config::{BaseUrl, Config, SiteConfig};
+use crate::config::{BaseUrl, Config, GroupKind, SiteConfig};
 use crate::import::{self, Input};
-use crate::site::{page_file_name, text_file_name, Page, Site};
-use crate::sitemap::{Namespaces, SkipCounts, SkipReason};
+use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
+use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
-use crate::sweep::Sweeper;
 
 /// Rows shown per skip reason by `check`.
 const EXAMPLES_PER_REASON: usize = 5;
@@ -53,12 +53,34 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
     };
     println!("robots.txt: valid");
     let rules = app::entry_rules(config, site, &robots);
-    let store = Store::connect(config).await?.for_source(&site.source);
+    let store = Store::connect(config).await?;
+    let mut worst = 0;
+    for group in &site.groups {
+        if let Some(name) = &group.name {
+            println!("group {name} ({})", group.source);
+        }
+        let store = store.for_source(&group.source);
+        let rows = match &group.kind {
+            GroupKind::Urls => store.entries(IdRange::ALL, Namespaces::ALL),
+            GroupKind::News(publication) => {
+                let since = chrono::Utc::now().timestamp() - config.news_window.as_secs() as i64;
+                store.articles(IdRange::ALL, since, publication)
+            }
+        };
+        worst = worst.max(check_group(rows, &rules).await?);
+    }
+    Ok(worst)
+}
+
+/// Counts one group's entries served and skipped by reason, with examples.
+async fn check_group(
+    mut rows: BoxStream<'_, Result<RawEntry, StoreError>>,
+    rules: &EntryRules,
+) -> Result<i32, StartError> {
     let mut served = 0u64;
     let mut skipped = SkipCounts::default();
     let mut examples: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
     let mut progress = Progress::new("checked");
-    let mut rows = store.entries(IdRange::ALL, Namespaces::ALL);
     while let Some(raw) = rows.try_next().await? {
         match rules.accept(&raw) {
             Ok(entry) => {
@@ -141,13 +163,15 @@ fn path_of(url: &str) -> String {
 pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
     let service = app::Service::start(config).await?;
     for sweeper in &service.sweepers {
-        let site = sweeper.site();
+        sweeper.sweep_now().await?;
+    }
+    for site in &service.app.sites {
         let (files_dir, robots_dir) = if config.routed_by_host {
-            (url_dir(dir, &site.files), host_dir(dir, &site.base))
+            (url_dir(dir, site.files()), host_dir(dir, site.base()))
         } else {
             (dir.to_path_buf(), dir.to_path_buf())
         };
-        export_site(sweeper, &files_dir, &robots_dir).await?;
+        export_site(site, &files_dir, &robots_dir).await?;
     }
     Ok(0)
 }
@@ -170,39 +194,32 @@ fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
     out
 }
 
-async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
-    sweeper.sweep_now().await?;
-    let site = sweeper.site();
+async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
-    let snapshot = site.snapshot();
     let mut progress = Progress::new("pages written");
-    let single = snapshot.layout.0.len() == 1;
-    for (i, page) in snapshot.layout.0.iter().enumerate() {
-        let range = snapshot.layout.range(i);
-        let gz = render_whole(site, page, range).await?;
-        write(&dir.join(page_file_name(page.no)), &gz)?;
-        let text = render_text(site, page, range).await?;
-        write(&dir.join(text_file_name(page.no)), &text)?;
-        if single {
-            // One file holds all: sitemap.xml and sitemap.txt are that file.
-            write(&dir.join("sitemap.xml"), &gunzip(&gz))?;
-            write(&dir.join("sitemap.txt"), &text)?;
-        }
-        progress.tick(i as u64 + 1);
+    let single = match site.groups.as_slice() {
+        [only] => only.snapshot().layout.0.len() == 1,
+        _ => false,
+    };
+    let mut files = 0;
+    for group in &site.groups {
+        files += export_group(group, dir, single, &mut progress).await?;
     }
-    write(&dir.join("sitemap_index.xml"), &snapshot.index.body)?;
+    let together = site.together();
+    write(&dir.join("sitemap_index.xml"), &together.index.body)?;
     if !single {
-        write(&dir.join("sitemap.xml"), &snapshot.index.body)?;
+        write(&dir.join("sitemap.xml"), &together.index.body)?;
     }
-    if let Some(feeds) = &snapshot.feeds {
+    if let Some(feeds) = &together.feeds {
         write(&dir.join(crate::feed::ATOM_FILE), &feeds.atom.body)?;
         write(&dir.join(crate::feed::RSS_FILE), &feeds.rss.body)?;
     }
-    write(&robots_dir.join("robots.txt"), &snapshot.robots.body)?;
+    let robots = site.first().snapshot().robots.body.clone();
+    write(&robots_dir.join("robots.txt"), &robots)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
     // beside them, so the static copy shows as the served one does.
-    let stylesheet = site.style.stylesheet.is_some();
+    let stylesheet = site.first().style.stylesheet.is_some();
     if stylesheet {
         write(
             &dir.join(crate::stylesheet::FILE_NAME),
@@ -213,13 +230,12 @@ async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result
     if single {
         written.push("sitemap.txt");
     }
-    if snapshot.feeds.is_some() {
+    if together.feeds.is_some() {
         written.extend([crate::feed::ATOM_FILE, crate::feed::RSS_FILE]);
     }
     if stylesheet {
         written.push(crate::stylesheet::FILE_NAME);
     }
-    let files = snapshot.layout.0.len();
     let written = format!(
         "{files} sitemap files (.xml.gz and .txt), {}",
         written.join(", ")
@@ -234,6 +250,32 @@ async fn export_site(sweeper: &Sweeper, dir: &Path, robots_dir: &Path) -> Result
         );
     }
     Ok(())
+}
+
+/// Writes one group's files (`.xml.gz` and `.txt`; with `single`, also `sitemap.xml` and
+/// `sitemap.txt`); says how many.
+async fn export_group(
+    group: &Group,
+    dir: &Path,
+    single: bool,
+    progress: &mut Progress,
+) -> Result<usize, StartError> {
+    let snapshot = group.snapshot();
+    let name = group.name.as_deref();
+    for (i, page) in snapshot.layout.0.iter().enumerate() {
+        let served = snapshot.page(page.no).expect("a page of this snapshot");
+        let gz = render_whole(group, &served).await?;
+        write(&dir.join(page_file_name(name, page.no)), &gz)?;
+        let text = render_text(group, &served).await?;
+        write(&dir.join(text_file_name(name, page.no)), &text)?;
+        if single {
+            // One file holds all: sitemap.xml and sitemap.txt are that file.
+            write(&dir.join("sitemap.xml"), &gunzip(&gz))?;
+            write(&dir.join("sitemap.txt"), &text)?;
+        }
+        progress.tick(i as u64 + 1);
+    }
+    Ok(snapshot.layout.0.len())
 }
 
 /// Loads a sitemap (or an index and its files) into the built-in table and prints a summary;
@@ -253,19 +295,18 @@ pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
     Ok(report.exit_code())
 }
 
-async fn render_whole(site: &Site, page: &Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
+async fn render_whole(group: &Group, served: &ServedPage) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
-    let (_, last) =
-        render::page_gz(site, page, range, |chunk| out.extend_from_slice(&chunk)).await?;
+    let (_, last) = render::page_gz(group, served, |chunk| out.extend_from_slice(&chunk)).await?;
     out.extend_from_slice(&last);
     Ok(out)
 }
 
 /// The text sitemap of `page`, as `/sitemap-K.txt` serves it.
-async fn render_text(site: &Site, page: &Page, range: IdRange) -> Result<Vec<u8>, StoreError> {
+async fn render_text(group: &Group, served: &ServedPage) -> Result<Vec<u8>, StoreError> {
     let (tx, rx) = futures::channel::mpsc::channel(4);
     let (_, chunks) = tokio::join!(
-        render::page_text(site, page, range, tx),
+        render::page_text(group, served, tx),
         rx.try_collect::<Vec<_>>()
     );
     let chunks = chunks.map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;

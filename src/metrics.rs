@@ -17,9 +17,18 @@ pub struct RequestLabels {
     pub status: u16,
 }
 
+/// A site (its base URL) and one of its groups (empty for the unnamed group).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GroupLabels {
+    pub site: String,
+    pub group: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReasonLabels {
     pub reason: &'static str,
+    pub site: String,
+    pub group: String,
 }
 
 /// The write side's counters.
@@ -48,7 +57,7 @@ pub struct Metrics {
     pub database_errors: Counter,
     /// The write side's counters; hand a clone to each [`crate::sweep::Sweeper`].
     pub sweep: SweepMetrics,
-    pub entries_served: Gauge,
+    pub entries_served: Family<GroupLabels, Gauge>,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
@@ -74,7 +83,7 @@ impl Metrics {
             bytes_served: Counter::default(),
             database_errors: Counter::default(),
             sweep: SweepMetrics::default(),
-            entries_served: Gauge::default(),
+            entries_served: Family::default(),
             entries_skipped: Family::default(),
             notify: NotifyMetrics::default(),
             registry: Registry::default(),
@@ -133,24 +142,27 @@ impl Metrics {
         );
         registry.register(
             "entries_served",
-            "Entries listed in the sitemaps",
+            "Entries listed in the sitemaps, by site and group",
             m.entries_served.clone(),
         );
         registry.register(
             "entries_skipped",
-            "Entries left out, by reason",
+            "Entries (and extension rows) left out, by site, group and reason",
             m.entries_skipped.clone(),
         );
         m.notify.register(&mut registry);
         Self { registry, ..m }
     }
 
-    pub fn record_entries(&self, served: usize, skipped: &SkipCounts) {
-        self.entries_served.set(served as i64);
+    /// What one group of one site lists and leaves out now.
+    pub fn record_entries(&self, group: &GroupLabels, served: usize, skipped: &SkipCounts) {
+        self.entries_served.get_or_create(group).set(served as i64);
         for (reason, count) in skipped.iter() {
             self.entries_skipped
                 .get_or_create(&ReasonLabels {
                     reason: reason.as_str(),
+                    site: group.site.clone(),
+                    group: group.group.clone(),
                 })
                 .set(count as i64);
         }

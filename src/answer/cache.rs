@@ -6,7 +6,7 @@
 //! fingerprint, while the total stays within the budget (oldest out first).
 //!
 //! A version is kept once it has been asked for twice (two renders, or one render that other
-//! requests followed): a crawler walking every file once neither grows memory with the site's
+//! requests followed): a crawler walking every file once neither grows memory with the group's
 //! size nor pushes out the pages that are asked for again and again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -20,10 +20,10 @@ use tokio::sync::watch;
 use crate::sitemap::Fingerprint;
 use crate::store::StoreError;
 
-/// A page version: site, page number and the fingerprint of its bytes.
+/// A page version: group, page number and the fingerprint of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageKey {
-    pub site: Arc<str>,
+    pub group: Arc<str>,
     pub page_no: i64,
     pub fingerprint: Fingerprint,
 }
@@ -291,7 +291,7 @@ mod tests {
 
     fn key(no: i64) -> PageKey {
         PageKey {
-            site: "s".into(),
+            group: "s".into(),
             page_no: no,
             fingerprint: Fingerprint(no as u128),
         }

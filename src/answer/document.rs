@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::site::{ServedPage, Site, SmallDoc, Validators};
+use crate::site::{Group, ServedPage, SmallDoc, Validators};
 
 pub const XML: &str = "application/xml; charset=utf-8";
 pub const TEXT: &str = "text/plain; charset=utf-8";
@@ -40,7 +40,7 @@ pub enum Body {
     Bytes(Bytes),
     /// A sitemap file, rendered from its rows as it streams.
     Page {
-        site: Arc<Site>,
+        group: Arc<Group>,
         served: ServedPage,
         form: PageForm,
     },
@@ -93,26 +93,26 @@ impl Document {
     }
 
     /// `/sitemap-K.xml.gz`: the gzip file itself.
-    pub fn gzip_file(site: Arc<Site>, served: ServedPage) -> Self {
-        Self::page(site, served, GZIP, None, false, PageForm::Gzip)
+    pub fn gzip_file(group: Arc<Group>, served: ServedPage) -> Self {
+        Self::page(group, served, GZIP, None, false, PageForm::Gzip)
     }
 
     /// `/sitemap-K.xml` (or `/sitemap.xml` of a single file): XML, gzip-encoded when accepted.
-    pub fn xml_file(site: Arc<Site>, served: ServedPage, accepts: Accepts) -> Self {
+    pub fn xml_file(group: Arc<Group>, served: ServedPage, accepts: Accepts) -> Self {
         match accepts {
-            Accepts::Gzip => Self::page(site, served, XML, Some("gzip"), true, PageForm::Gzip),
-            Accepts::Identity => Self::page(site, served, XML, None, true, PageForm::Xml),
+            Accepts::Gzip => Self::page(group, served, XML, Some("gzip"), true, PageForm::Gzip),
+            Accepts::Identity => Self::page(group, served, XML, None, true, PageForm::Xml),
         }
     }
 
     /// `/sitemap-K.txt`: its ETag derives from the XML's fingerprint (the same entries), so it
     /// changes whenever the file does.
-    pub fn text_file(site: Arc<Site>, served: ServedPage) -> Self {
-        Self::page(site, served, TEXT, None, false, PageForm::Text)
+    pub fn text_file(group: Arc<Group>, served: ServedPage) -> Self {
+        Self::page(group, served, TEXT, None, false, PageForm::Text)
     }
 
     fn page(
-        site: Arc<Site>,
+        group: Arc<Group>,
         served: ServedPage,
         content_type: &'static str,
         encoding: Option<&'static str>,
@@ -131,7 +131,11 @@ impl Document {
             validators,
             encoding,
             varies_by_encoding,
-            body: Body::Page { site, served, form },
+            body: Body::Page {
+                group,
+                served,
+                form,
+            },
         }
     }
 }

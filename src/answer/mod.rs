@@ -1,5 +1,5 @@
 //! The read side: from a site, a file and what the client accepts to a [`Document`] (its type
-//! and validators, decided from the site's snapshot without touching the database), and, only
+//! and validators, decided from its group's snapshot without touching the database), and, only
 //! when a body must be sent, the bytes: from memory, from the cache, or a render streamed
 //! through a single flight ([`Reader::open`]). A `304` or a HEAD never opens the body, so it
 //! never renders or compresses.
@@ -22,7 +22,7 @@ use tokio_util::io::{ReaderStream, StreamReader};
 
 use crate::metrics::Metrics;
 use crate::notify::IndexNowKey;
-use crate::site::{ServedPage, Site};
+use crate::site::{Group, Readiness, ServedPage, Site};
 use crate::sitemap::Fingerprint;
 use cache::{Flight, Landing, Lookup, PageCache, PageKey};
 
@@ -48,18 +48,26 @@ pub enum File {
     Index,
     /// `/sitemap.xml`: the urlset when one file holds all, else the index.
     Sitemap,
-    /// `/sitemap-K.xml.gz`.
-    PageGz(i64),
+    /// `/sitemap-K.xml.gz` (`/sitemap-<group>-K.xml.gz`).
+    PageGz(PageId),
     /// `/sitemap-K.xml`.
-    PageXml(i64),
+    PageXml(PageId),
     /// `/sitemap-K.txt`: the same entries as file K, one URL per line.
-    PageTxt(i64),
+    PageTxt(PageId),
     /// `/sitemap.txt`: the text sitemap when one file holds all.
     SitemapTxt,
     FeedAtom,
     FeedRss,
     /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
     Stylesheet,
+}
+
+/// File K of one of a site's groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageId {
+    /// The group's position among the site's groups.
+    pub group: usize,
+    pub no: i64,
 }
 
 impl File {
@@ -76,7 +84,7 @@ pub enum AnswerError {
     NotFound,
     #[error("the file could not be read from the database")]
     Unavailable(#[source] io::Error),
-    /// Nothing was stored for the site and its first sweep is under way.
+    /// Nothing was stored for the site (or one of its groups) and its first sweep is under way.
     #[error("the site's first sweep is under way")]
     FirstSweep,
 }
@@ -104,38 +112,54 @@ impl Reader {
     /// The document `file` of `site` is now, for a client that `accepts` these codings.
     pub fn document(
         &self,
-        site: &Arc<Site>,
+        site: &Site,
         file: File,
         accepts: Accepts,
     ) -> Result<Document, AnswerError> {
         use document::{ATOM, RSS, TEXT, XML, XSL};
-        if !file.served_before_the_first_sweep() && !site.readiness().serves_files() {
-            return Err(AnswerError::FirstSweep);
+        let serving = |readiness: Readiness| {
+            (file.served_before_the_first_sweep() || readiness.serves_files())
+                .then_some(())
+                .ok_or(AnswerError::FirstSweep)
+        };
+        let group_page = |id: PageId| {
+            let group = site.groups.get(id.group).ok_or(AnswerError::NotFound)?;
+            serving(group.readiness())?;
+            let served = group.snapshot().page(id.no).ok_or(AnswerError::NotFound)?;
+            Ok::<_, AnswerError>((group.clone(), served))
+        };
+        if let File::PageGz(id) | File::PageXml(id) | File::PageTxt(id) = file {
+            let (group, served) = group_page(id)?;
+            return Ok(match file {
+                File::PageGz(_) => Document::gzip_file(group, served),
+                File::PageXml(_) => Document::xml_file(group, served, accepts),
+                _ => Document::text_file(group, served),
+            });
         }
-        let snapshot = site.snapshot();
-        let page = |no: i64| snapshot.page(no).ok_or(AnswerError::NotFound);
+        serving(site.readiness())?;
+        let robots = site.first().snapshot().robots.clone();
         Ok(match file {
-            File::Robots => Document::bytes(
-                TEXT,
-                snapshot.robots.validators,
-                snapshot.robots.body.clone(),
-            ),
+            File::Robots => Document::bytes(TEXT, robots.validators, robots.body),
             File::IndexNowKey => {
                 let key = self.indexnow_key.as_ref().ok_or(AnswerError::NotFound)?;
                 let body = Bytes::from(key.as_str().to_string());
                 let validators = crate::site::Validators {
                     fingerprint: Fingerprint::of(&body),
-                    changed_at: snapshot.robots.validators.changed_at,
+                    changed_at: robots.validators.changed_at,
                 };
                 Document::bytes(TEXT, validators, body)
             }
-            File::Index => Document::small(XML, &snapshot.index, accepts),
+            File::Index => Document::small(XML, &site.together().index, accepts),
             File::FeedAtom | File::FeedRss => {
-                let feeds = snapshot.feeds.as_ref().ok_or(match site.feed_size {
-                    0 => AnswerError::NotFound,
-                    // Stored files are served at once; the feeds come with the first sweep.
-                    _ => AnswerError::FirstSweep,
-                })?;
+                let together = site.together();
+                let feeds = together
+                    .feeds
+                    .as_ref()
+                    .ok_or(match site.first().feed_size {
+                        0 => AnswerError::NotFound,
+                        // Stored files are served at once; the feeds come with the first sweep.
+                        _ => AnswerError::FirstSweep,
+                    })?;
                 match file {
                     File::FeedAtom => Document::small(ATOM, &feeds.atom, accepts),
                     _ => Document::small(RSS, &feeds.rss, accepts),
@@ -146,17 +170,15 @@ impl Reader {
                 crate::stylesheet::validators(),
                 Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
             ),
-            File::Sitemap => match snapshot.single_page() {
-                Some(only) => Document::xml_file(site.clone(), only, accepts),
-                None => Document::small(XML, &snapshot.index, accepts),
+            File::Sitemap => match single_page(site) {
+                Some((group, only)) => Document::xml_file(group, only, accepts),
+                None => Document::small(XML, &site.together().index, accepts),
             },
-            File::PageTxt(no) => Document::text_file(site.clone(), page(no)?),
             File::SitemapTxt => {
-                let only = snapshot.single_page().ok_or(AnswerError::NotFound)?;
-                Document::text_file(site.clone(), only)
+                let (group, only) = single_page(site).ok_or(AnswerError::NotFound)?;
+                Document::text_file(group, only)
             }
-            File::PageGz(no) => Document::gzip_file(site.clone(), page(no)?),
-            File::PageXml(no) => Document::xml_file(site.clone(), page(no)?, accepts),
+            File::PageGz(_) | File::PageXml(_) | File::PageTxt(_) => unreachable!("answered above"),
         })
     }
 
@@ -165,12 +187,12 @@ impl Reader {
         match body {
             Body::Bytes(bytes) => Some(bytes.len()),
             Body::Page {
-                site,
+                group,
                 served,
                 form: PageForm::Gzip,
             } => self
                 .cache
-                .peek(&PageKey::of(site, served))
+                .peek(&PageKey::of(group, served))
                 .map(|file| file.len()),
             Body::Page { .. } => None,
         }
@@ -180,18 +202,22 @@ impl Reader {
     /// error here (a clean `503`); once bytes flow, a failure ends the stream with an error
     /// item, which aborts the connection, so a truncated file never looks complete.
     pub async fn open(self: &Arc<Self>, body: Body) -> Result<Opened, AnswerError> {
-        let (site, served, form) = match body {
+        let (group, served, form) = match body {
             Body::Bytes(bytes) => {
                 let len = Some(bytes.len());
                 let stream = futures::stream::once(async { Ok(bytes) }).boxed();
                 return Ok(Opened { stream, len });
             }
-            Body::Page { site, served, form } => (site, served, form),
+            Body::Page {
+                group,
+                served,
+                form,
+            } => (group, served, form),
         };
         let (stream, len) = match form {
-            PageForm::Text => (self.render_text(site, served), None),
-            PageForm::Gzip => self.gzip_stream(site, served),
-            PageForm::Xml => (gunzip(self.gzip_stream(site, served).0), None),
+            PageForm::Text => (self.render_text(group, served), None),
+            PageForm::Gzip => self.gzip_stream(group, served),
+            PageForm::Xml => (gunzip(self.gzip_stream(group, served).0), None),
         };
         Ok(Opened {
             stream: first_chunk_or_unavailable(stream).await?,
@@ -203,10 +229,10 @@ impl Reader {
     /// render this request starts.
     fn gzip_stream(
         self: &Arc<Self>,
-        site: Arc<Site>,
+        group: Arc<Group>,
         served: ServedPage,
     ) -> (ByteStream, Option<usize>) {
-        let key = PageKey::of(&site, &served);
+        let key = PageKey::of(&group, &served);
         match self.cache.lookup(&key) {
             Lookup::Cached(file) => {
                 self.metrics.cache_hits.inc();
@@ -214,7 +240,7 @@ impl Reader {
             }
             Lookup::Flight { flight, started } => {
                 if started {
-                    self.start_render(site, key, served, flight.clone());
+                    self.start_render(group, key, served, flight.clone());
                 } else {
                     self.metrics.render_followers.inc();
                 }
@@ -228,7 +254,7 @@ impl Reader {
     /// as its error, and logs it once.
     fn start_render(
         self: &Arc<Self>,
-        site: Arc<Site>,
+        group: Arc<Group>,
         key: PageKey,
         served: ServedPage,
         flight: Arc<Flight>,
@@ -237,8 +263,8 @@ impl Reader {
         tokio::spawn(async move {
             reader.metrics.renders.inc();
             let started = Instant::now();
-            let ServedPage { page, range } = &served;
-            let result = render::page_gz(&site, page, *range, |chunk| flight.push(chunk)).await;
+            let page = &served.page;
+            let result = render::page_gz(&group, &served, |chunk| flight.push(chunk)).await;
             reader
                 .metrics
                 .render_seconds
@@ -246,7 +272,7 @@ impl Reader {
             let landing = match result {
                 Ok((rendered, _)) if rendered.describes_another_state_than(page) => {
                     // The rows changed since the last sweep: let the sweep catch up.
-                    site.report_stale(&served);
+                    group.report_stale(&served);
                     reader.metrics.stale_renders.inc();
                     Landing::Stale
                 }
@@ -265,14 +291,14 @@ impl Reader {
 
     /// Streams a page's text sitemap from a task of its own, through a small bounded channel so
     /// a slow client slows the render instead of growing memory.
-    fn render_text(self: &Arc<Self>, site: Arc<Site>, served: ServedPage) -> ByteStream {
+    fn render_text(self: &Arc<Self>, group: Arc<Group>, served: ServedPage) -> ByteStream {
         let (tx, rx) = futures::channel::mpsc::channel(2);
         self.metrics.renders.inc();
         let metrics = self.metrics.clone();
         tokio::spawn(async move {
-            let rendered = render::page_text(&site, &served.page, served.range, tx).await;
+            let rendered = render::page_text(&group, &served, tx).await;
             if rendered.is_some_and(|r| r.describes_another_state_than(&served.page)) {
-                site.report_stale(&served);
+                group.report_stale(&served);
                 metrics.stale_renders.inc();
             }
         });
@@ -286,13 +312,22 @@ impl Reader {
 }
 
 impl PageKey {
-    fn of(site: &Site, served: &ServedPage) -> Self {
+    fn of(group: &Group, served: &ServedPage) -> Self {
         PageKey {
-            site: site.key.as_str().into(),
+            group: group.key.as_str().into(),
             page_no: served.page.no,
             fingerprint: served.page.fingerprint,
         }
     }
+}
+
+/// The one file of a site whose entries all fit in one: `/sitemap.xml` is then that file.
+/// A site of several groups always has an index.
+fn single_page(site: &Site) -> Option<(Arc<Group>, ServedPage)> {
+    let [only] = site.groups.as_slice() else {
+        return None;
+    };
+    Some((only.clone(), only.snapshot().single_page()?))
 }
 
 /// Waits for the first bytes: a failure before any byte is the request's error.

@@ -11,9 +11,9 @@ use futures::TryStreamExt;
 use tokio::io::AsyncWriteExt;
 
 use super::cache::RenderFailed;
-use crate::site::{Page, Site};
+use crate::site::{Group, Page, ServedPage};
 use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry};
-use crate::store::{IdRange, StoreError};
+use crate::store::StoreError;
 
 /// XML gathered before it is handed to the compressor.
 const BATCH_BYTES: usize = 64 * 1024;
@@ -40,23 +40,23 @@ impl Rendered {
 /// the last: that one (the end of the stream and its checksum) is returned with what was
 /// rendered, for the caller to send only if the bytes are those the page's ETag names.
 pub async fn page_gz(
-    site: &Site,
-    page: &Page,
-    range: IdRange,
+    group: &Group,
+    served: &ServedPage,
     mut emit: impl FnMut(Bytes),
 ) -> Result<(Rendered, Bytes), StoreError> {
-    let mut entries = PageEntries::open(site, page, range);
+    let page = &served.page;
+    let mut entries = PageEntries::open(group, served);
     let mut gz =
         GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-    batch.extend_from_slice(&site.style.urlset_open(page.namespaces));
+    batch.extend_from_slice(&group.style.urlset_open(page.namespaces));
     while entries.next().await?.is_some() {
         batch.extend_from_slice(&entries.element);
         if batch.len() >= BATCH_BYTES {
             compress(&mut gz, &mut batch, &mut emit).await;
         }
     }
-    batch.extend_from_slice(site.style.urlset_close());
+    batch.extend_from_slice(group.style.urlset_close());
     compress(&mut gz, &mut batch, &mut emit).await;
     gz.shutdown().await.map_err(io_to_store)?;
     Ok((entries.finish(), Bytes::copy_from_slice(gz.get_mut())))
@@ -68,13 +68,13 @@ pub async fn page_gz(
 /// until that is known). Returns what the XML form of those entries would be; `None` when the
 /// render did not finish.
 pub async fn page_text(
-    site: &Site,
-    page: &Page,
-    range: IdRange,
+    group: &Group,
+    served: &ServedPage,
     mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
 ) -> Option<Rendered> {
     use futures::SinkExt;
-    let mut entries = PageEntries::open(site, page, range);
+    let page = &served.page;
+    let mut entries = PageEntries::open(group, served);
     let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
     loop {
         let entry = match entries.next().await {
@@ -112,7 +112,7 @@ pub async fn page_text(
 /// long as they fit the file's limits: exactly the entries the sweep measured, if the rows
 /// have not changed since.
 struct PageEntries<'a> {
-    site: &'a Site,
+    group: &'a Group,
     page_no: i64,
     declared: Namespaces,
     rows: BoxStream<'a, Result<RawEntry, StoreError>>,
@@ -122,14 +122,15 @@ struct PageEntries<'a> {
 }
 
 impl<'a> PageEntries<'a> {
-    fn open(site: &'a Site, page: &Page, range: IdRange) -> Self {
+    fn open(group: &'a Group, served: &ServedPage) -> Self {
+        let page = &served.page;
         let declared = page.namespaces;
         Self {
-            site,
+            group,
             page_no: page.no,
             declared,
-            rows: site.store.entries(range, declared),
-            builder: PageBuilder::declared(&site.style, site.page_size, declared),
+            rows: group.rows(served.range, declared, served.news_since),
+            builder: PageBuilder::declared(&group.style, group.page_size, declared),
             element: Vec::with_capacity(512),
             overflowed: false,
         }
@@ -142,7 +143,7 @@ impl<'a> PageEntries<'a> {
                 break;
             };
             let Ok(entry) = self
-                .site
+                .group
                 .rules
                 .write(&raw, &mut self.element, self.declared)
             else {

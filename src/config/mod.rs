@@ -14,10 +14,14 @@ use url::Url;
 
 use crate::robots::Environment;
 
+mod groups;
 mod notify;
 mod sites_file;
 mod urls;
 
+pub use groups::{
+    is_group_name, is_news_language, GroupConfig, GroupKind, NewsPublication, NEWS_URLS_PER_FILE,
+};
 use notify::notify_config;
 pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
@@ -86,6 +90,9 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Entries in `/feed.atom` and `/feed.rss`; 0 turns the feeds off.
     pub feed_size: usize,
+    /// How long an article stays in a news group's sitemap after its publication (48 hours;
+    /// `SITEMAP_NEWS_WINDOW_SECS` shortens it, for tests and for publishers who want less).
+    pub news_window: Duration,
     /// Every site this process serves, at least one: the one SITEMAP_BASE_URL, SITEMAP_SOURCE
     /// and ROBOTS_TEMPLATE describe, or those of SITEMAP_SITES_FILE. Everything else above is
     /// shared by all.
@@ -143,17 +150,17 @@ impl Config {
             "a socket address like 127.0.0.1:8080",
             |v| v.parse::<SocketAddr>().ok(),
         )?;
-        let source = source_name(vars)?;
+        let groups = default_groups(vars)?;
         let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &source, robots_template.as_ref())?,
+            Some(path) => read_sites_file(path, &groups, robots_template.as_ref())?,
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
                     sitemaps_url: base_url.clone(),
                     base_url,
-                    source: source.clone(),
+                    groups,
                     robots_template: robots_template.clone(),
                 }]
             }
@@ -231,6 +238,13 @@ impl Config {
                         .filter(|n| (1..=100_000).contains(n))
                 },
             )?,
+            news_window: Duration::from_secs(parse_with(
+                vars,
+                "SITEMAP_NEWS_WINDOW_SECS",
+                "172800",
+                "an integer number of seconds from 1 to 172800 (48 hours)",
+                |v| v.parse::<u64>().ok().filter(|n| (1..=172_800).contains(n)),
+            )?),
             feed_size: parse_with(
                 vars,
                 "SITEMAP_FEED_SIZE",
@@ -329,6 +343,23 @@ fn source_name(vars: &Vars) -> Result<String, ConfigError> {
     } else {
         Err(ConfigError::new(NAME, value, SOURCE_EXPECTED))
     }
+}
+
+/// The groups of a site that names none of its own: those of SITEMAP_GROUPS, or one unnamed
+/// group read from SITEMAP_SOURCE. Setting both is an error: which would win is not obvious.
+fn default_groups(vars: &Vars) -> Result<Vec<GroupConfig>, ConfigError> {
+    const NAME: &str = "SITEMAP_GROUPS";
+    let Some(raw) = vars.get(NAME) else {
+        return Ok(vec![GroupConfig::unnamed(&source_name(vars)?)]);
+    };
+    if vars.get("SITEMAP_SOURCE").is_some() {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            "unset when SITEMAP_SOURCE is set: a site reads either one source or one per group",
+        ));
+    }
+    groups::parse_group_list(raw).map_err(|expected| ConfigError::new(NAME, raw, expected))
 }
 
 pub(super) fn is_source_name(value: &str) -> bool {

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::{is_source_name, BaseUrl, ConfigError, SOURCE_EXPECTED};
+use super::groups::{check_name, is_news_language, GroupConfig, GroupKind, NewsPublication};
+use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,7 +12,8 @@ pub struct SiteConfig {
     pub base_url: BaseUrl,
     /// Where the site's sitemap files, feeds and stylesheet are published and served.
     pub sitemaps_url: BaseUrl,
-    pub source: String,
+    /// The site's groups in configured order (the order of the index), at least one.
+    pub groups: Vec<GroupConfig>,
     pub robots_template: Option<PathBuf>,
 }
 
@@ -30,6 +32,19 @@ struct SiteEntry {
     sitemaps_url: Option<String>,
     source: Option<String>,
     robots_template: Option<PathBuf>,
+    group: Option<Vec<GroupEntry>>,
+}
+
+/// One `[[site.group]]` table, as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupEntry {
+    name: String,
+    source: String,
+    kind: Option<String>,
+    page_size: Option<usize>,
+    news_name: Option<String>,
+    news_language: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -39,8 +54,8 @@ struct SitesFile {
 }
 
 /// Reads SITEMAP_SITES_FILE: `[[site]]` tables with `base_url`, optional `sitemaps_url`
-/// (default: the base URL), `source` and `robots_template` (defaulting to SITEMAP_SOURCE and
-/// ROBOTS_TEMPLATE).
+/// (default: the base URL), `source` or `[[site.group]]` tables (defaulting to the groups of
+/// SITEMAP_GROUPS or SITEMAP_SOURCE) and `robots_template` (defaulting to ROBOTS_TEMPLATE).
 ///
 /// Requests are told apart by Host and path, so: one site per base URL host (robots.txt is one
 /// file per host), and one site per sitemaps URL. Sitemaps URLs may nest (`/shop/` and
@@ -48,7 +63,7 @@ struct SitesFile {
 /// one of them.
 pub(super) fn read_sites_file(
     path: &PathBuf,
-    default_source: &str,
+    default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
@@ -57,7 +72,8 @@ pub(super) fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template \
+             and [[site.group]] tables ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -77,12 +93,23 @@ pub(super) fn read_sites_file(
                 .map_err(|e| fail(format!("site {n}: sitemaps_url {value:?} must be {e}")))?,
             None => base_url.clone(),
         };
-        let source = entry.source.unwrap_or_else(|| default_source.to_string());
-        if !is_source_name(&source) {
-            return Err(fail(format!(
-                "site {n}: source {source:?} must be {SOURCE_EXPECTED}"
-            )));
-        }
+        let groups = match (entry.source, entry.group) {
+            (Some(_), Some(_)) => {
+                return Err(fail(format!(
+                    "site {n}: either source or [[site.group]] tables, not both"
+                )))
+            }
+            (Some(source), None) if !is_source_name(&source) => {
+                return Err(fail(format!(
+                    "site {n}: source {source:?} must be {SOURCE_EXPECTED}"
+                )))
+            }
+            (Some(source), None) => vec![GroupConfig::unnamed(&source)],
+            (None, Some(tables)) => {
+                site_groups(tables).map_err(|e| fail(format!("site {n}: {e}")))?
+            }
+            (None, None) => default_groups.to_vec(),
+        };
         if let Some(other) = sites
             .iter()
             .position(|s| s.base_url.shares_host_with(&base_url))
@@ -107,9 +134,73 @@ pub(super) fn read_sites_file(
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
-            source,
+            groups,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
         });
     }
     Ok(sites)
+}
+
+/// A site's `[[site.group]]` tables, checked: names, sources, kinds and page sizes.
+fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
+    if tables.is_empty() {
+        return Err("at least one [[site.group]] table".into());
+    }
+    let mut groups: Vec<GroupConfig> = Vec::with_capacity(tables.len());
+    for table in tables {
+        check_name(&table.name, &groups)?;
+        let name = table.name;
+        if !is_source_name(&table.source) {
+            return Err(format!(
+                "group {name}: source {:?} must be {SOURCE_EXPECTED}",
+                table.source
+            ));
+        }
+        let kind = match table.kind.as_deref().unwrap_or("urls") {
+            "urls" => GroupKind::Urls,
+            "news" => GroupKind::News(news_publication(
+                &name,
+                table.news_name,
+                table.news_language,
+            )?),
+            other => return Err(format!("group {name}: kind {other:?} must be urls or news")),
+        };
+        let most = match kind {
+            GroupKind::News(_) => super::groups::NEWS_URLS_PER_FILE,
+            GroupKind::Urls => MAX_URLS_PER_FILE,
+        };
+        if let Some(n) = table.page_size.filter(|n| !(1..=most).contains(n)) {
+            return Err(format!(
+                "group {name}: page_size {n} must be an integer from 1 to {most}"
+            ));
+        }
+        groups.push(GroupConfig {
+            name: Some(name),
+            source: table.source,
+            kind,
+            page_size: table.page_size,
+        });
+    }
+    Ok(groups)
+}
+
+/// A news group's publication: its name and language are required (rows may override them).
+fn news_publication(
+    group: &str,
+    name: Option<String>,
+    language: Option<String>,
+) -> Result<NewsPublication, String> {
+    let name = name
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            format!("news group {group}: news_name is required (the publication's name)")
+        })?;
+    let language = language.unwrap_or_default();
+    if !is_news_language(&language) {
+        return Err(format!(
+            "news group {group}: news_language {language:?} must be an ISO 639 code like en, fr or zh-cn"
+        ));
+    }
+    Ok(NewsPublication { name, language })
 }

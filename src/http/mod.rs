@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
 use crate::config::BaseUrl;
-use crate::metrics::{Metrics, RequestLabels};
+use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use error::HttpError;
@@ -128,13 +128,16 @@ impl App {
         let found = self
             .sites
             .iter()
-            .filter(|site| names(&site.base))
-            .find_map(|site| Some((site, base_route(path, site.base.path(), key_file)?)))
+            .filter(|site| names(site.base()))
+            .find_map(|site| Some((site, base_route(path, site.base().path(), key_file)?)))
             .or_else(|| {
                 self.sites
                     .iter()
-                    .filter(|site| names(&site.files))
-                    .find_map(|site| Some((site, file_route(path, site.files.path())?)))
+                    .filter(|site| names(site.files()))
+                    .find_map(|site| {
+                        let group = |name: Option<&str>| site.group_position(name);
+                        Some((site, file_route(path, site.files().path(), group)?))
+                    })
             });
         match found {
             Some((site, route)) => (Some(site.clone()), Some(route)),
@@ -204,7 +207,7 @@ impl App {
     /// `/readyz`: 503 while the database is away or a site's first sweep is under way; 200
     /// once every site serves files, saying whether stored ones are still being verified.
     async fn readiness(&self) -> Response {
-        if let Err(e) = self.site().store.ready().await {
+        if let Err(e) = self.site().first().store.ready().await {
             self.metrics.database_errors.inc();
             return HttpError::NotReady(e).into_response();
         }
@@ -221,13 +224,17 @@ impl App {
     }
 
     fn metrics_text(&self) -> Response {
-        let (mut served, mut skipped) = (0, crate::sitemap::SkipCounts::default());
         for site in &self.sites {
-            let snapshot = site.snapshot();
-            served += snapshot.layout.served();
-            skipped.merge(&snapshot.layout.skipped());
+            for group in &site.groups {
+                let layout = &group.snapshot().layout;
+                let labels = GroupLabels {
+                    site: site.key.clone(),
+                    group: group.label().to_string(),
+                };
+                self.metrics
+                    .record_entries(&labels, layout.served(), &layout.skipped());
+            }
         }
-        self.metrics.record_entries(served, &skipped);
         let body = self.metrics.encode();
         (
             [(

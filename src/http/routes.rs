@@ -1,6 +1,6 @@
 //! The URL space: which request path names which file. Pure, so it is tested on its own.
 
-use crate::answer::File;
+use crate::answer::{File, PageId};
 
 /// What a request path names: a file of a site, or an operational endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,13 @@ pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Rout
 /// What `path` names among the files published at `files` (the mount path of the sitemaps
 /// URL): sitemaps, feeds, the stylesheet, and the operational endpoints. File names hold no
 /// `/`, so a path names a file of exactly one mount path even when mount paths nest.
-pub fn file_route(path: &str, files: &str) -> Option<Route> {
+/// `group` gives the position of the group a file name names (`None`: the unnamed group), if
+/// the site has it.
+pub fn file_route(
+    path: &str,
+    files: &str,
+    group: impl Fn(Option<&str>) -> Option<usize>,
+) -> Option<Route> {
     let name = path.strip_prefix(files)?;
     let file = match name {
         "sitemap_index.xml" => File::Index,
@@ -64,7 +70,7 @@ pub fn file_route(path: &str, files: &str) -> Option<Route> {
         "feed.atom" => File::FeedAtom,
         "feed.rss" => File::FeedRss,
         "sitemap.xsl" => File::Stylesheet,
-        _ => return operational(name).or_else(|| page(name).map(Route::File)),
+        _ => return operational(name).or_else(|| page(name, group).map(Route::File)),
     };
     Some(Route::File(file))
 }
@@ -83,15 +89,26 @@ fn operational(name: &str) -> Option<Route> {
     }))
 }
 
-fn page(name: &str) -> Option<File> {
+/// `sitemap-K.xml.gz`, `.xml`, `.txt` of the unnamed group, `sitemap-<name>-K.*` of a named
+/// one (names hold no `-`).
+fn page(name: &str, group: impl Fn(Option<&str>) -> Option<usize>) -> Option<File> {
     let rest = name.strip_prefix("sitemap-")?;
-    if let Some(digits) = rest.strip_suffix(".xml.gz") {
-        return Some(File::PageGz(page_number(digits)?));
-    }
-    if let Some(digits) = rest.strip_suffix(".txt") {
-        return Some(File::PageTxt(page_number(digits)?));
-    }
-    Some(File::PageXml(page_number(rest.strip_suffix(".xml")?)?))
+    let (form, stem): (fn(PageId) -> File, &str) = if let Some(s) = rest.strip_suffix(".xml.gz") {
+        (File::PageGz, s)
+    } else if let Some(s) = rest.strip_suffix(".txt") {
+        (File::PageTxt, s)
+    } else {
+        (File::PageXml, rest.strip_suffix(".xml")?)
+    };
+    let (name, digits) = match stem.rsplit_once('-') {
+        Some((name, digits)) => (Some(name), digits),
+        None => (None, stem),
+    };
+    let no = page_number(digits)?;
+    Some(form(PageId {
+        group: group(name)?,
+        no,
+    }))
 }
 
 /// K ≥ 1 in plain decimal: no sign, no leading zero.
@@ -107,26 +124,34 @@ mod tests {
     use super::*;
     use Probe::{Health, Metrics};
 
-    /// One site whose files are published at its base URL, on the requested host.
+    /// One site without groups whose files are published at its base URL, on the requested host.
     fn route(path: &str, mount: &str, key_file: Option<&str>) -> Option<Route> {
         base_route(path, mount, key_file)
-            .or_else(|| file_route(path, mount))
+            .or_else(|| file_route(path, mount, unnamed))
             .or_else(|| probe_route(path))
+    }
+
+    fn unnamed(name: Option<&str>) -> Option<usize> {
+        name.is_none().then_some(0)
+    }
+
+    fn page(no: i64) -> PageId {
+        PageId { group: 0, no }
     }
 
     #[test]
     fn pages_are_numbered_from_one_without_leading_zeros() {
         assert_eq!(
             route("/sitemap-1.xml.gz", "/", None),
-            Some(Route::File(File::PageGz(1)))
+            Some(Route::File(File::PageGz(page(1))))
         );
         assert_eq!(
             route("/sitemap-12.xml", "/", None),
-            Some(Route::File(File::PageXml(12)))
+            Some(Route::File(File::PageXml(page(12))))
         );
         assert_eq!(
             route("/sitemap-3.txt", "/", None),
-            Some(Route::File(File::PageTxt(3)))
+            Some(Route::File(File::PageTxt(page(3))))
         );
         assert_eq!(
             route("/sitemap.txt", "/", None),
@@ -142,6 +167,33 @@ mod tests {
             "/sitemap-99999999999999999999.xml",
         ] {
             assert_eq!(route(bad, "/", None), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn named_groups_have_files_of_their_own() {
+        let groups = |name: Option<&str>| match name {
+            Some("posts") => Some(0),
+            Some("news_2") => Some(1),
+            _ => None,
+        };
+        let at = |path| file_route(path, "/", groups);
+        assert_eq!(
+            at("/sitemap-posts-3.xml.gz"),
+            Some(Route::File(File::PageGz(PageId { group: 0, no: 3 })))
+        );
+        assert_eq!(
+            at("/sitemap-news_2-1.txt"),
+            Some(Route::File(File::PageTxt(PageId { group: 1, no: 1 })))
+        );
+        for unknown in [
+            "/sitemap-1.xml.gz",
+            "/sitemap-pages-1.xml",
+            "/sitemap-posts-01.xml",
+            "/sitemap-posts-.xml",
+            "/sitemap--1.xml",
+        ] {
+            assert_eq!(at(unknown), None, "{unknown}");
         }
     }
 
@@ -190,12 +242,18 @@ mod tests {
     #[test]
     fn nested_mount_paths_each_name_their_own_files() {
         assert_eq!(
-            file_route("/shop/outlet/sitemap.xml", "/shop/outlet/"),
+            file_route("/shop/outlet/sitemap.xml", "/shop/outlet/", unnamed),
             Some(Route::File(File::Sitemap))
         );
-        assert_eq!(file_route("/shop/outlet/sitemap.xml", "/shop/"), None);
-        assert_eq!(file_route("/shop/sitemap.xml", "/shop/outlet/"), None);
-        assert_eq!(file_route("/robots.txt", "/"), None);
+        assert_eq!(
+            file_route("/shop/outlet/sitemap.xml", "/shop/", unnamed),
+            None
+        );
+        assert_eq!(
+            file_route("/shop/sitemap.xml", "/shop/outlet/", unnamed),
+            None
+        );
+        assert_eq!(file_route("/robots.txt", "/", unnamed), None);
         assert_eq!(base_route("/shop/sitemap.xml", "/shop/", None), None);
     }
 }

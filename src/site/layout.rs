@@ -9,13 +9,12 @@
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 
-use crate::config::BaseUrl;
 use crate::sitemap::{
     DocumentStyle, Fingerprint, Namespaces, PageBuilder, SkipCounts, MAX_SITEMAPS_PER_INDEX,
 };
 use crate::store::{IdRange, PageRecord};
 
-use super::Validators;
+use super::{Publication, Validators};
 
 /// One sitemap file: its number in URLs, its id range and validators.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,38 +166,51 @@ impl Layout {
         self
     }
 
-    /// The sitemap index of this layout: every page at `files` (where the site's files are
-    /// published), with the time its bytes last changed.
-    pub fn index_document(&self, style: &DocumentStyle, files: &BaseUrl) -> Bytes {
-        if self.0.len() > MAX_SITEMAPS_PER_INDEX {
-            tracing::error!(
-                pages = self.0.len(),
-                "more sitemap files than one index may list; listing the first 50000"
-            );
-        }
-        let entries: Vec<(String, DateTime<Utc>)> = self
-            .0
+    /// The sitemap index of this layout alone (a group's part of its site's index).
+    pub fn index_document(&self, publication: Publication<'_>) -> Bytes {
+        index_document(publication.style, self.index_entries(publication))
+    }
+
+    /// What the index lists of this layout: every page where the group's files are published,
+    /// with the time its bytes last changed.
+    pub fn index_entries(&self, publication: Publication<'_>) -> Vec<(String, DateTime<Utc>)> {
+        self.0
             .iter()
-            .take(MAX_SITEMAPS_PER_INDEX)
             .map(|p| {
-                (
-                    files.file_url(&page_file_name(p.no)),
-                    to_datetime(p.changed_at),
-                )
+                let name = page_file_name(publication.group, p.no);
+                (publication.files.file_url(&name), to_datetime(p.changed_at))
             })
-            .collect();
-        Bytes::from(style.index(entries.iter().map(|(u, t)| (u.as_str(), *t))))
+            .collect()
     }
 }
 
-/// File name of page K as served.
-pub fn page_file_name(no: i64) -> String {
-    format!("sitemap-{no}.xml.gz")
+/// A sitemap index of `entries`, the first 50,000 of them.
+pub fn index_document(style: &DocumentStyle, entries: Vec<(String, DateTime<Utc>)>) -> Bytes {
+    if entries.len() > MAX_SITEMAPS_PER_INDEX {
+        tracing::error!(
+            files = entries.len(),
+            "more sitemap files than one index may list; listing the first 50000"
+        );
+    }
+    let listed = entries.iter().take(MAX_SITEMAPS_PER_INDEX);
+    Bytes::from(style.index(listed.map(|(u, t)| (u.as_str(), *t))))
+}
+
+/// File name of page K of `group` as served: `sitemap-K.xml.gz`, or `sitemap-<group>-K.xml.gz`.
+pub fn page_file_name(group: Option<&str>, no: i64) -> String {
+    format!("{}.xml.gz", file_stem(group, no))
 }
 
 /// The name of page `no`'s text sitemap.
-pub fn text_file_name(no: i64) -> String {
-    format!("sitemap-{no}.txt")
+pub fn text_file_name(group: Option<&str>, no: i64) -> String {
+    format!("{}.txt", file_stem(group, no))
+}
+
+fn file_stem(group: Option<&str>, no: i64) -> String {
+    match group {
+        None => format!("sitemap-{no}"),
+        Some(name) => format!("sitemap-{name}-{no}"),
+    }
 }
 
 fn to_datetime(unix: i64) -> DateTime<Utc> {

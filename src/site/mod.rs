@@ -1,199 +1,182 @@
-//! A served site: what configuration says about it (where its URLs and files live, the rules
-//! every entry passes, how its documents are written), and the current [`Snapshot`] of its files.
+//! A served site: its [`Group`]s (one unnamed group unless configured otherwise), each with its
+//! own source, files and snapshot, and what the site serves of them together: one index that
+//! lists every group's files, the feeds of the newest entries of all groups, robots.txt.
 //!
-//! The two flows of the service meet here and nowhere else. The read side ([`crate::answer`])
-//! answers from [`Site::snapshot`] and, when a render meets rows the snapshot does not
-//! describe, says so with [`Site::report_stale`]. The write side ([`crate::sweep`]) re-measures
-//! files, saves their validators and installs the next snapshot with [`Site::install`].
+//! The two flows of the service meet at a group's snapshot. The read side ([`crate::answer`])
+//! answers from [`Group::snapshot`] (or, for the site's index and feeds, from
+//! [`Site::together`], composed of every group's snapshot); the write side ([`crate::sweep`])
+//! installs the next snapshot of one group with [`Group::install`].
 
+mod group;
 mod layout;
 mod snapshot;
 
 use std::sync::{Arc, RwLock};
 
-use bytes::Bytes;
-use tokio::sync::{mpsc, watch};
-
 use crate::config::BaseUrl;
-use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint};
-use crate::store::{IdRange, Store};
+use crate::feed::FeedSite;
+use crate::sitemap::Fingerprint;
 
+pub use group::{Group, GroupSettings, News, Readiness, Stale, StaleReports};
 #[cfg(test)]
 pub use layout::test_layout;
-pub use layout::{page_file_name, text_file_name, Layout, Page};
+pub use layout::{index_document, page_file_name, text_file_name, Layout, Page};
 pub use snapshot::{
     FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,
     ROBOTS_FILE, SETTINGS_FILE,
 };
 
-/// Stale reports waiting for the write side; more are dropped (the periodic sweep covers them).
-const STALE_REPORTS_QUEUED: usize = 64;
-
-/// What a site is, as configuration and robots.txt make it.
-pub struct SiteSettings {
-    /// The site's URLs: entries must fall under it; robots.txt and the IndexNow key file are
-    /// served on its host.
-    pub base: BaseUrl,
-    /// Where the site's files are published (`sitemaps_url`, by default `base`): the index
-    /// lists them there, robots.txt announces the index there, and they are served there.
-    pub files: BaseUrl,
-    pub rules: EntryRules,
-    pub style: DocumentStyle,
-    pub page_size: usize,
-    pub feed_size: usize,
-    /// The table or view entries are read from.
-    pub source: String,
-    /// robots.txt as served.
-    pub robots_body: Bytes,
-    /// A fingerprint of everything besides the rows that decides the files' bytes (version,
-    /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
-    /// settings do not count.
-    pub settings: Fingerprint,
-}
-
-/// One site: what it serves, and the snapshot requests are answered from.
+/// A site: the groups it serves, in configured order (the order of its index).
 pub struct Site {
-    /// Key of this site's rows in our state tables.
+    /// The site's base URL, as logs name the site.
     pub key: String,
-    pub base: BaseUrl,
-    pub files: BaseUrl,
-    pub rules: EntryRules,
-    pub style: DocumentStyle,
-    pub page_size: usize,
-    pub feed_size: usize,
-    pub source: String,
-    /// See [`SiteSettings::settings`].
-    pub settings: Fingerprint,
-    /// The database, reading this site's source.
-    pub store: Store,
-    snapshot: RwLock<Arc<Snapshot>>,
-    readiness: watch::Sender<Readiness>,
-    stale: mpsc::Sender<Stale>,
+    pub groups: Vec<Arc<Group>>,
+    /// The documents made of every group's snapshot, remade when one of them is replaced.
+    together: RwLock<Arc<Together>>,
 }
 
-/// How far a site's snapshot can be trusted, for `/readyz` and the sitemap routes; ordered
-/// from least to most.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Readiness {
-    /// Nothing was stored: the first sweep is under way, and sitemap routes answer 503.
-    FirstSweep,
-    /// The stored files are served while they are checked against the source.
-    Verifying,
-    /// The files were checked against the source (and are kept current since).
-    Current,
+/// What a site serves of all its groups together, and the snapshots it was made of.
+pub struct Together {
+    made_of: Vec<Arc<Snapshot>>,
+    /// Every group's files, groups in configured order.
+    pub index: SmallDoc,
+    /// The newest entries of all groups; `None` until every group has read its own.
+    pub feeds: Option<Feeds>,
 }
-
-impl Readiness {
-    /// Whether sitemap files may be served.
-    pub fn serves_files(self) -> bool {
-        self != Readiness::FirstSweep
-    }
-}
-
-/// A render found rows that `page`'s validators do not describe: they changed since the last
-/// sweep, and the write side should re-measure the page.
-#[derive(Debug, Clone)]
-pub struct Stale {
-    pub page_no: i64,
-    /// The fingerprint the render was served under: if a sweep has changed it since, the
-    /// report is old news.
-    pub fingerprint: Fingerprint,
-    pub range: IdRange,
-}
-
-/// The write side's end of [`Site::report_stale`].
-pub type StaleReports = mpsc::Receiver<Stale>;
 
 impl Site {
-    /// A site whose first sweep is under way (until the write side installs what its database
-    /// holds, sitemap routes answer 503);
-    /// with the receiver of its stale reports, for that write side.
-    pub fn new(settings: SiteSettings, store: Store, now: i64) -> (Arc<Self>, StaleReports) {
-        let SiteSettings {
-            base,
-            files,
-            rules,
-            style,
-            page_size,
-            feed_size,
-            source,
-            robots_body,
-            settings: laid_out_under,
-        } = settings;
-        let publication = Publication {
-            style: &style,
-            files: &files,
-        };
-        let snapshot = Snapshot::empty(publication, robots_body, now);
-        let (stale, reports) = mpsc::channel(STALE_REPORTS_QUEUED);
-        let site = Self {
-            key: base.as_str().to_string(),
-            base,
-            files,
-            rules,
-            style,
-            page_size,
-            feed_size,
-            source,
-            settings: laid_out_under,
-            store,
-            snapshot: RwLock::new(Arc::new(snapshot)),
-            readiness: watch::Sender::new(Readiness::FirstSweep),
-            stale,
-        };
-        (Arc::new(site), reports)
+    /// A site of `groups` (at least one), all of the same base URL.
+    pub fn new(groups: Vec<Arc<Group>>) -> Arc<Self> {
+        assert!(!groups.is_empty(), "a site has at least one group");
+        let made_of: Vec<Arc<Snapshot>> = groups.iter().map(|g| g.snapshot()).collect();
+        let together = Together::of(&groups, made_of);
+        Arc::new(Self {
+            key: groups[0].base.as_str().to_string(),
+            groups,
+            together: RwLock::new(Arc::new(together)),
+        })
     }
 
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().expect("snapshot lock").clone()
+    /// The first group: its robots.txt, base URL and sitemaps URL are the site's.
+    pub fn first(&self) -> &Arc<Group> {
+        &self.groups[0]
     }
 
-    /// Makes `snapshot` the one every request is answered from.
-    pub fn install(&self, snapshot: Snapshot) {
-        *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    pub fn base(&self) -> &BaseUrl {
+        &self.first().base
     }
 
-    /// Key of the site's change-log cursor: its files cover one source's log only.
-    pub fn cursor_key(&self) -> String {
-        format!("{} {}", self.key, self.source)
+    pub fn files(&self) -> &BaseUrl {
+        &self.first().files
     }
 
+    /// The group files named `name` belong to (`None`: the unnamed group), by its position.
+    pub fn group_position(&self, name: Option<&str>) -> Option<usize> {
+        self.groups.iter().position(|g| g.name.as_deref() == name)
+    }
+
+    /// The least readiness of the site's groups: the index lists all of them.
     pub fn readiness(&self) -> Readiness {
-        *self.readiness.borrow()
+        self.groups
+            .iter()
+            .map(|g| g.readiness())
+            .min()
+            .unwrap_or(Readiness::Current)
     }
 
-    /// Moves the site to `readiness`; a site never goes back to [`Readiness::FirstSweep`].
-    pub fn set_readiness(&self, readiness: Readiness) {
-        self.readiness.send_if_modified(|now| {
-            let moved = *now != readiness && readiness != Readiness::FirstSweep;
-            if moved {
-                *now = readiness;
-            }
-            moved
-        });
+    /// The index and feeds of the groups' current snapshots (made again only when one of the
+    /// snapshots changed since).
+    pub fn together(&self) -> Arc<Together> {
+        let current: Vec<Arc<Snapshot>> = self.groups.iter().map(|g| g.snapshot()).collect();
+        let made = self.together.read().expect("together lock").clone();
+        if made.is_made_of(&current) {
+            return made;
+        }
+        let next = Arc::new(Together::of(&self.groups, current));
+        *self.together.write().expect("together lock") = next.clone();
+        next
+    }
+}
+
+impl Together {
+    fn is_made_of(&self, snapshots: &[Arc<Snapshot>]) -> bool {
+        self.made_of.len() == snapshots.len()
+            && self
+                .made_of
+                .iter()
+                .zip(snapshots)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
     }
 
-    /// Waits until the site has reached `readiness` (or gone past it).
-    pub async fn reached(&self, readiness: Readiness) {
-        let mut rx = self.readiness.subscribe();
-        let _ = rx.wait_for(|now| *now >= readiness).await;
-    }
-
-    /// How this site's documents are written and where its files are published.
-    pub fn publication(&self) -> Publication<'_> {
-        Publication {
-            style: &self.style,
-            files: &self.files,
+    /// A site of one group serves that group's own index and feeds, with their stored
+    /// validators (so a site without groups serves what it always did). Several groups: one
+    /// index of every group's files, its time the latest of theirs.
+    fn of(groups: &[Arc<Group>], made_of: Vec<Arc<Snapshot>>) -> Self {
+        if let [only] = made_of.as_slice() {
+            return Self {
+                index: only.index.clone(),
+                feeds: only.feeds.clone(),
+                made_of,
+            };
+        }
+        let entries = groups
+            .iter()
+            .zip(&made_of)
+            .flat_map(|(group, snapshot)| snapshot.layout.index_entries(group.publication()))
+            .collect();
+        let body = index_document(&groups[0].style, entries);
+        let index = SmallDoc::new(
+            body.clone(),
+            Validators {
+                fingerprint: Fingerprint::of(&body),
+                changed_at: latest(made_of.iter().map(|s| s.index.validators.changed_at)),
+            },
+        );
+        let feeds = merged_feeds(groups, &made_of);
+        Self {
+            made_of,
+            index,
+            feeds,
         }
     }
+}
 
-    /// Tells the write side that `served` no longer describes its rows. Never waits: when
-    /// reports pile up, this one is dropped and the next sweep covers it.
-    pub fn report_stale(&self, served: &ServedPage) {
-        let _ = self.stale.try_send(Stale {
-            page_no: served.page.no,
-            fingerprint: served.page.fingerprint,
-            range: served.range,
-        });
+/// The feeds of the newest entries of all groups that have feeds (news groups have none),
+/// dated by the latest change of theirs; `None` until each of them has read its feeds.
+fn merged_feeds(groups: &[Arc<Group>], snapshots: &[Arc<Snapshot>]) -> Option<Feeds> {
+    let first = &groups[0];
+    let all: Vec<&Feeds> = groups
+        .iter()
+        .zip(snapshots)
+        .filter(|(group, _)| group.feed_size > 0)
+        .map(|(_, s)| s.feeds.as_ref())
+        .collect::<Option<_>>()?;
+    if all.is_empty() {
+        return None;
     }
+    let mut entries: Vec<_> = all.iter().flat_map(|f| f.entries.iter().cloned()).collect();
+    // Newest first; ties in a fixed order, so replicas write the same bytes.
+    entries.sort_by(|a, b| (b.updated, b.loc.as_str()).cmp(&(a.updated, a.loc.as_str())));
+    entries.truncate(groups.iter().map(|g| g.feed_size).max().unwrap_or_default());
+    let site = FeedSite {
+        base: &first.base,
+        files: &first.files,
+    };
+    let dated = |body: Vec<u8>, changed: fn(&Feeds) -> i64| {
+        let body = bytes::Bytes::from(body);
+        let validators = Validators {
+            fingerprint: Fingerprint::of(&body),
+            changed_at: latest(all.iter().map(|f| changed(f))),
+        };
+        SmallDoc::new(body, validators)
+    };
+    Some(Feeds {
+        atom: dated(site.atom(&entries), |f| f.atom.validators.changed_at),
+        rss: dated(site.rss(&entries), |f| f.rss.validators.changed_at),
+        entries: Arc::new(entries),
+    })
+}
+
+fn latest(times: impl Iterator<Item = i64>) -> i64 {
+    times.max().unwrap_or_default()
 }

@@ -2,13 +2,13 @@
 //! layout of the files with their validators, the index, robots.txt and feeds), and how a new
 //! one is made from what the write side saved.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use chrono::Utc;
 
 use crate::config::BaseUrl;
-use crate::feed::{ATOM_FILE, RSS_FILE};
+use crate::feed::{FeedEntry, ATOM_FILE, RSS_FILE};
 use crate::sitemap::{DocumentStyle, Fingerprint};
 use crate::store::{FileRecord, IdRange, SavedState};
 
@@ -49,6 +49,11 @@ pub struct Snapshot {
     pub robots: SmallDoc,
     /// The Atom and RSS feeds, unless SITEMAP_FEED_SIZE is 0.
     pub feeds: Option<Feeds>,
+    /// A news group's files list the articles published at or after this time (unix seconds),
+    /// as they were measured: renders read the same articles until the next sweep, so time
+    /// alone never makes a render differ from its ETag. `None`: not measured in this process
+    /// (renders take the window as of now) or not a news group.
+    pub news_since: Option<i64>,
 }
 
 /// A small whole document kept in memory, with its gzip form made on first request.
@@ -73,6 +78,8 @@ impl SmallDoc {
 pub struct Feeds {
     pub atom: SmallDoc,
     pub rss: SmallDoc,
+    /// What they list, newest first: a site of several groups lists the newest of all.
+    pub entries: Arc<Vec<FeedEntry>>,
 }
 
 /// Feed bodies read by a sweep, before their validators are settled.
@@ -80,6 +87,7 @@ pub struct Feeds {
 pub struct FeedBodies {
     pub atom: Bytes,
     pub rss: Bytes,
+    pub entries: Arc<Vec<FeedEntry>>,
 }
 
 /// A page as one request serves it: its validators and the ids it holds, taken together so a
@@ -88,21 +96,24 @@ pub struct FeedBodies {
 pub struct ServedPage {
     pub page: Page,
     pub range: IdRange,
+    /// See [`Snapshot::news_since`].
+    pub news_since: Option<i64>,
 }
 
-/// Where a site's documents are written for: the style of every document and the URL its
-/// files are published at (the index lists them there).
+/// Where a group's documents are written for: the style of every document, the URL its files
+/// are published at (the index lists them there) and the group's name in their file names.
 #[derive(Clone, Copy)]
 pub struct Publication<'a> {
     pub style: &'a DocumentStyle,
     pub files: &'a BaseUrl,
+    pub group: Option<&'a str>,
 }
 
 impl Snapshot {
     /// What a site serves before anything is known of its database: one empty file.
     pub fn empty(publication: Publication<'_>, robots_body: Bytes, now: i64) -> Self {
         let layout = Layout::empty(publication.style, now);
-        let index = layout.index_document(publication.style, publication.files);
+        let index = layout.index_document(publication);
         let dated = |body: &Bytes| Validators {
             fingerprint: Fingerprint::of(body),
             changed_at: now,
@@ -112,6 +123,7 @@ impl Snapshot {
             robots: SmallDoc::new(robots_body.clone(), dated(&robots_body)),
             feeds: None,
             layout,
+            news_since: None,
         }
     }
 
@@ -121,6 +133,7 @@ impl Snapshot {
         Some(ServedPage {
             page: page.clone(),
             range: self.layout.range(index),
+            news_since: self.news_since,
         })
     }
 
@@ -159,9 +172,7 @@ impl Snapshot {
                 _ => {}
             }
         }
-        let index = next
-            .layout
-            .index_document(publication.style, publication.files);
+        let index = next.layout.index_document(publication);
         next.index = SmallDoc::new(index, next.index.validators);
         next
     }
@@ -177,7 +188,7 @@ impl Snapshot {
     ) -> Self {
         let (pages, files) = saved;
         let layout = Layout::from_records(pages).with_skip_counts_of(measured);
-        let index = layout.index_document(publication.style, publication.files);
+        let index = layout.index_document(publication);
         let stored = |name: &str, fallback: Validators| {
             files
                 .iter()
@@ -198,8 +209,10 @@ impl Snapshot {
             feeds: feeds.map(|f| Feeds {
                 atom: doc(ATOM_FILE, f.atom),
                 rss: doc(RSS_FILE, f.rss),
+                entries: f.entries,
             }),
             layout,
+            news_since: self.news_since,
         }
     }
 }

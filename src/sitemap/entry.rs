@@ -11,6 +11,7 @@ use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
 use super::loc::Loc;
 use super::namespaces::Namespaces;
+use super::rich::{accept_videos, Article, RawArticle, RawVideo, Video};
 use super::{SkipCounts, SkipReason};
 use crate::config::BaseUrl;
 use crate::robots::RobotsTxt;
@@ -27,6 +28,10 @@ pub struct RawEntry {
     pub alternates: Vec<RawAlternate>,
     /// `sitemap_images` rows of this entry, in their id order.
     pub images: Vec<RawImage>,
+    /// `sitemap_videos` rows of this entry, in their id order.
+    pub videos: Vec<RawVideo>,
+    /// A news group's row: the article (an entry of any other group has none).
+    pub article: Option<RawArticle>,
 }
 
 /// One `sitemap_alternates` row, as read.
@@ -58,6 +63,9 @@ pub struct Entry {
     pub alternates: Vec<Alternate>,
     /// Image URLs: absolute http(s), any host (images often live on a CDN).
     pub images: Vec<Loc>,
+    pub videos: Vec<Video>,
+    /// The article, in a news group.
+    pub article: Option<Article>,
     /// Extension rows left out, by reason.
     pub dropped: SkipCounts,
 }
@@ -68,6 +76,8 @@ impl Entry {
         Namespaces {
             xhtml: !self.alternates.is_empty(),
             image: !self.images.is_empty(),
+            video: !self.videos.is_empty(),
+            news: self.article.is_some(),
         }
     }
 }
@@ -257,9 +267,11 @@ impl EntryRules {
         if self.disallowed_by_robots(&loc) {
             return Err(SkipReason::RobotsDisallowed);
         }
+        let article = raw.article.as_ref().map(RawArticle::accept).transpose()?;
         let mut dropped = SkipCounts::default();
         let alternates = self.accept_alternates(&raw.alternates, &mut dropped);
         let images = self.accept_images(&raw.images, &mut dropped);
+        let videos = accept_videos(&raw.videos, &self.base, &mut dropped);
         Ok(Entry {
             id: raw.id,
             loc,
@@ -268,6 +280,8 @@ impl EntryRules {
             priority: raw.priority.and_then(Priority::new),
             alternates,
             images,
+            videos,
+            article,
             dropped,
         })
     }
@@ -428,7 +442,10 @@ mod tests {
         // One per language, whatever the case: the second "fr" and "FR" are dropped.
         assert_eq!(entry.dropped.get(SkipReason::InvalidAlternate), 4);
         assert_eq!(entry.dropped.get(SkipReason::InvalidImage), 1);
-        assert_eq!(entry.namespaces(), Namespaces::ALL);
+        assert_eq!(
+            entry.namespaces(),
+            Namespaces::XHTML.union(Namespaces::IMAGE)
+        );
         let mut element = Vec::new();
         let written = rules.write(&raw, &mut element, Namespaces::IMAGE).unwrap();
         let text = String::from_utf8(element).unwrap();

@@ -7,6 +7,7 @@
 pub mod entry;
 pub mod loc;
 mod namespaces;
+pub mod rich;
 pub mod writer;
 
 use xxhash_rust::xxh3::Xxh3;
@@ -40,10 +41,16 @@ pub enum SkipReason {
     InvalidAlternate,
     /// A `sitemap_images` row with a bad URL, or past 1,000 images per entry (the entry stays).
     InvalidImage,
+    /// A `sitemap_videos` row without a thumbnail, title, description, or both content and
+    /// player URL, or with a bad URL or text (the entry stays).
+    InvalidVideo,
+    /// An article of a news group without a title, publication date, publication name or
+    /// language (the article is left out).
+    InvalidNews,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 7] = [
+    pub const ALL: [SkipReason; 9] = [
         Self::InvalidUrl,
         Self::OutOfScope,
         Self::TooLong,
@@ -51,11 +58,16 @@ impl SkipReason {
         Self::RobotsDisallowed,
         Self::InvalidAlternate,
         Self::InvalidImage,
+        Self::InvalidVideo,
+        Self::InvalidNews,
     ];
 
     /// Whether the reason leaves a whole entry out (the others drop one extension row).
     pub fn drops_entry(self) -> bool {
-        !matches!(self, Self::InvalidAlternate | Self::InvalidImage)
+        !matches!(
+            self,
+            Self::InvalidAlternate | Self::InvalidImage | Self::InvalidVideo
+        )
     }
 
     /// Stable name, used in logs, metrics and `sitemapd check`.
@@ -68,6 +80,8 @@ impl SkipReason {
             Self::RobotsDisallowed => "robots_disallowed",
             Self::InvalidAlternate => "invalid_alternate",
             Self::InvalidImage => "invalid_image",
+            Self::InvalidVideo => "invalid_video",
+            Self::InvalidNews => "invalid_news",
         }
     }
 }

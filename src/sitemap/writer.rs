@@ -8,6 +8,7 @@ use quick_xml::escape::escape;
 
 use super::entry::{w3c_datetime, Entry, EntryRules, RawEntry};
 use super::namespaces::Namespaces;
+use super::rich::{write_article, write_videos, NEWS_NS, VIDEO_NS};
 use super::SkipReason;
 
 pub const SITEMAP_NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
@@ -46,6 +47,12 @@ impl DocumentStyle {
         if namespaces.image {
             out.extend_from_slice(format!(" xmlns:image=\"{IMAGE_NS}\"").as_bytes());
         }
+        if namespaces.video {
+            out.extend_from_slice(format!(" xmlns:video=\"{VIDEO_NS}\"").as_bytes());
+        }
+        if namespaces.news {
+            out.extend_from_slice(format!(" xmlns:news=\"{NEWS_NS}\"").as_bytes());
+        }
         out.extend_from_slice(b">\n");
         out
     }
@@ -78,6 +85,9 @@ impl DocumentStyle {
 pub fn write_url(out: &mut Vec<u8>, entry: &Entry) {
     push_element(out, "url", |out| {
         push_text(out, "loc", entry.loc.as_str());
+        if let Some(article) = &entry.article {
+            write_article(out, article);
+        }
         if let Some(lastmod) = entry.lastmod {
             push_text(out, "lastmod", &lastmod.w3c());
         }
@@ -99,6 +109,7 @@ pub fn write_url(out: &mut Vec<u8>, entry: &Entry) {
                 push_text(out, "image:loc", image.as_str())
             });
         }
+        write_videos(out, &entry.videos);
     });
 }
 
@@ -119,13 +130,16 @@ impl EntryRules {
         if !declared.image {
             entry.images.clear();
         }
+        if !declared.video {
+            entry.videos.clear();
+        }
         element.clear();
         write_url(element, &entry);
         Ok(entry)
     }
 }
 
-fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
+pub(super) fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
     out.push(b'<');
     out.extend_from_slice(name.as_bytes());
     out.push(b'>');
@@ -145,7 +159,7 @@ fn push_element(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) 
     out.extend_from_slice(b">\n");
 }
 
-fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
+pub(super) fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
     out.push(b'<');
     out.extend_from_slice(name.as_bytes());
     out.push(b'>');

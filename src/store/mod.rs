@@ -22,7 +22,7 @@ mod sqlite;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use crate::config::{Config, DatabaseKind};
+use crate::config::{Config, DatabaseKind, NewsPublication};
 use crate::sitemap::{Namespaces, RawEntry};
 
 use change_log::{poll_change_log, LogCursor, SourceLog};
@@ -36,7 +36,7 @@ pub use records::{
     Change, FileRecord, IdRange, Keyed, Modified, PageRecord, SavedState, SubmittedThrough,
 };
 use rows::{attach, keyed_alternate, keyed_image};
-pub use rows::{quote_identifier, ALTERNATES_TABLE, IMAGES_TABLE};
+pub use rows::{quote_identifier, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 pub use sqlite::SqliteStore;
 
 /// Entries read per query when extension rows are merged in.
@@ -202,6 +202,10 @@ impl Store {
                 let rows = each!(self, s => s.images(read).await)?;
                 attach(&mut chunk, rows, |e| &mut e.images);
             }
+            if namespaces.video {
+                let rows = each!(self, s => s.videos(read).await)?;
+                attach(&mut chunk, rows, |e| &mut e.videos);
+            }
             Ok(Some((
                 stream::iter(chunk.into_iter().map(Ok)),
                 last.checked_add(1),
@@ -209,6 +213,31 @@ impl Store {
         })
         .try_flatten()
         .boxed()
+    }
+
+    /// A news source's articles with ids in `range`, published at or after `since` (unix
+    /// seconds), in id order, with what a row leaves NULL taken from `defaults`. The optional
+    /// columns are read when the source has them.
+    pub fn articles<'a>(
+        &'a self,
+        range: IdRange,
+        since: i64,
+        defaults: &'a NewsPublication,
+    ) -> BoxStream<'a, Result<RawEntry, StoreError>> {
+        let read = async move {
+            let optional = each!(self, s => s.has_article_columns().await);
+            let since_us = since.saturating_mul(1_000_000);
+            each!(self, s => s.articles(range, since_us, optional).await)
+        };
+        stream::once(read)
+            .map_ok(move |rows| {
+                stream::iter(rows.into_iter().map(move |mut row| {
+                    row.article = row.article.map(|a| a.with_defaults(defaults));
+                    Ok(row)
+                }))
+            })
+            .try_flatten()
+            .boxed()
     }
 
     /// Which extension tables have rows for entries in `range`.

@@ -25,6 +25,7 @@ pub(super) fn attach<T>(
 /// Names of the extension tables the migrations create.
 pub const ALTERNATES_TABLE: &str = "sitemap_alternates";
 pub const IMAGES_TABLE: &str = "sitemap_images";
+pub const VIDEOS_TABLE: &str = "sitemap_videos";
 
 /// An extension row as every backend reads it: `entry_id`, then text columns (NULL or
 /// undecodable text is `None`, for the rules to drop).

@@ -51,11 +51,23 @@ impl Dialect for Sqlite {
         "CAST(unixepoch(src.lastmod, 'auto', 'subsec') * 1000000 AS INTEGER)"
     }
 
+    fn time(column: &str) -> String {
+        column.to_string()
+    }
+
+    fn read_time(row: &SqliteRow, name: &str) -> Option<DateTime<Utc>> {
+        read_time_column(row, name)
+    }
+
+    fn instant_key(column: &str) -> String {
+        format!("CAST(unixepoch({column}, 'auto', 'subsec') * 1000000 AS INTEGER)")
+    }
+
     fn raw_entry(row: &SqliteRow) -> RawEntry {
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
-            lastmod: read_lastmod(row),
+            lastmod: read_time_column(row, "lastmod"),
             changefreq: row.try_get("changefreq").ok().flatten(),
             priority: read_priority(row),
             ..RawEntry::default()
@@ -113,7 +125,7 @@ impl Sql<Sqlite> {
             .max_connections(config.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().source))
+        Ok(Self::new(pool, &config.first_site().groups[0].source))
     }
 }
 
@@ -129,11 +141,12 @@ async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, 
 
 /// SQLite columns hold any type: lastmod as text ([`parse_lastmod`]) or as a number
 /// ([`lastmod_from_number`]).
-fn read_lastmod(row: &SqliteRow) -> Option<DateTime<Utc>> {
-    match read_number(row, "lastmod") {
+/// A time stored as a number (unix or Julian) or as text in any common form.
+fn read_time_column(row: &SqliteRow, name: &str) -> Option<DateTime<Utc>> {
+    match read_number(row, name) {
         Some(n) => lastmod_from_number(n),
         None => row
-            .try_get::<Option<String>, _>("lastmod")
+            .try_get::<Option<String>, _>(name)
             .ok()
             .flatten()
             .as_deref()

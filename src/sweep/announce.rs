@@ -4,7 +4,7 @@
 use chrono::Utc;
 
 use crate::notify::{HostSet, Notifier};
-use crate::site::Site;
+use crate::site::Group;
 use crate::store::{StoreError, SubmittedThrough};
 
 /// Entries read per query when changed URLs are gathered for IndexNow.
@@ -12,33 +12,36 @@ const SUBMIT_BATCH: i64 = 10_000;
 /// Most batches one sweep submits; the rest wait for the next sweep.
 const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
 
-/// Announces that `site`'s index changed.
-pub async fn index_changed(site: &Site, notifier: &Notifier) {
-    let _ = notifier.ping(&site.files.file_url("sitemap_index.xml"));
-    if let Some(hosts) = notifier.host_set(&site.base) {
-        if let Err(e) = submit_modified_entries(site, notifier, &hosts).await {
+/// Announces that `group`'s index changed.
+pub async fn index_changed(group: &Group, notifier: &Notifier) {
+    let _ = notifier.ping(&group.files.file_url("sitemap_index.xml"));
+    // A news group's rows carry no lastmod to submit by; its articles are entries of the
+    // site's other groups too, and are submitted from there.
+    let submits = group.news.is_none();
+    if let Some(hosts) = notifier.host_set(&group.base).filter(|_| submits) {
+        if let Err(e) = submit_modified_entries(group, notifier, &hosts).await {
             tracing::warn!(error = %crate::error::Chain(&e), "could not read the entries to submit to IndexNow; the next change retries");
         }
     }
 }
 
 /// Submits entries whose lastmod moved past what was submitted before (up to now: a lastmod in
-/// the future waits for its time). Progress is stored per site and advanced with a
+/// the future waits for its time). Progress is stored per group and advanced with a
 /// compare-and-set, so among replicas exactly one submits each batch. The first time, what
 /// already exists is not news: progress starts at now.
 async fn submit_modified_entries(
-    site: &Site,
+    group: &Group,
     notifier: &Notifier,
     hosts: &HostSet,
 ) -> Result<(), StoreError> {
     let now = Utc::now();
-    let store = &site.store;
-    let Some(mut from) = store.load_submitted(&site.key).await? else {
+    let store = &group.store;
+    let Some(mut from) = store.load_submitted(&group.key).await? else {
         let start = SubmittedThrough {
             lastmod_us: now.timestamp_micros(),
             id: i64::MAX,
         };
-        store.advance_submitted(&site.key, None, start).await?;
+        store.advance_submitted(&group.key, None, start).await?;
         return Ok(());
     };
     for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
@@ -46,12 +49,12 @@ async fn submit_modified_entries(
         let (rows, Some(to)) = (modified.entries, modified.through) else {
             break;
         };
-        if !store.advance_submitted(&site.key, Some(from), to).await? {
+        if !store.advance_submitted(&group.key, Some(from), to).await? {
             break; // Another replica took this batch.
         }
         let urls = rows
             .iter()
-            .filter_map(|raw| site.rules.accept(raw).ok())
+            .filter_map(|raw| group.rules.accept(raw).ok())
             .map(|entry| entry.loc.as_str().to_string());
         let _ = notifier.submit(hosts, urls);
         if (rows.len() as i64) < SUBMIT_BATCH {

@@ -1,9 +1,9 @@
-//! Compaction: neighbouring files that together fit in one are merged, so a site that prunes
+//! Compaction: neighbouring files that together fit in one are merged, so a group that prunes
 //! old pages, or whose `SITEMAP_PAGE_SIZE` grew, does not keep half-empty files forever.
 //!
 //! Files merge when their URLs together stay within the page size and their bytes within the
 //! file limit. After a compaction no two neighbours fit in one file, so any two neighbours hold
-//! more than one file's worth: a site never has more than ⌈2 × entries / page size⌉ + 1 files
+//! more than one file's worth: a group never has more than ⌈2 × entries / page size⌉ + 1 files
 //! (the same in bytes when long URLs make the byte limit bind). Merging is the mirror of a split:
 //! a split leaves two parts that together overflow, so an ordinary insert, update or delete
 //! still changes the bytes of the one file that holds its id, unless that file and a neighbour

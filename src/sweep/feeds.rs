@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use crate::feed::{FeedEntry, FeedSite};
-use crate::site::{FeedBodies, Site};
+use crate::site::{FeedBodies, Group};
 use crate::store::StoreError;
 
 /// Most reads for the feeds' rows per sweep: 2N + 50 rows, then four times as many each round
@@ -13,40 +13,41 @@ use crate::store::StoreError;
 /// make an INSERT of the text `now` fail).
 const FEED_READ_ROUNDS: usize = 4;
 
-/// The feeds' bodies as the database holds them now; `None` when the site has no feeds.
-pub async fn read(site: &Site) -> Result<Option<FeedBodies>, StoreError> {
-    if site.feed_size == 0 {
+/// The feeds' bodies as the database holds them now; `None` when the group has no feeds.
+pub async fn read(group: &Group) -> Result<Option<FeedBodies>, StoreError> {
+    if group.feed_size == 0 {
         return Ok(None);
     }
-    let entries = recent_entries(site).await?;
+    let entries = recent_entries(group).await?;
     let feed = FeedSite {
-        base: &site.base,
-        files: &site.files,
+        base: &group.base,
+        files: &group.files,
     };
     Ok(Some(FeedBodies {
         atom: Bytes::from(feed.atom(&entries)),
         rss: Bytes::from(feed.rss(&entries)),
+        entries: std::sync::Arc::new(entries),
     }))
 }
 
 /// The `feed_size` most recently modified rows that would be served. Rows that are skipped
 /// (out of scope, undated, …) do not count: the read widens, four times over each round, until
 /// enough are found, the table has no more, or [`FEED_READ_ROUNDS`] rounds were read.
-async fn recent_entries(site: &Site) -> Result<Vec<FeedEntry>, StoreError> {
-    let mut limit = site.feed_size as i64 * 2 + 50;
+async fn recent_entries(group: &Group) -> Result<Vec<FeedEntry>, StoreError> {
+    let mut limit = group.feed_size as i64 * 2 + 50;
     let mut entries = Vec::new();
     for _ in 0..FEED_READ_ROUNDS {
-        let rows = site.store.recent(limit).await?;
+        let rows = group.store.recent(limit).await?;
         let exhausted = (rows.len() as i64) < limit;
         entries = rows
             .iter()
             .filter_map(|raw| {
-                let entry = site.rules.accept(raw).ok()?;
+                let entry = group.rules.accept(raw).ok()?;
                 FeedEntry::new(entry.loc, entry.lastmod?.at())
             })
-            .take(site.feed_size)
+            .take(group.feed_size)
             .collect();
-        if entries.len() == site.feed_size || exhausted {
+        if entries.len() == group.feed_size || exhausted {
             break;
         }
         limit = limit.saturating_mul(4);

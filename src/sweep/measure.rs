@@ -7,7 +7,7 @@
 
 use futures::TryStreamExt;
 
-use crate::site::{Layout, Page, Site};
+use crate::site::{Group, Layout, Page};
 use crate::sitemap::{
     DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SkipCounts, SkipReason,
     MAX_FILE_BYTES,
@@ -22,14 +22,17 @@ pub struct ScannedPage {
     pub skipped: SkipCounts,
 }
 
-/// How a site's pages are measured: the same rules and style the renderer uses.
+/// How a group's pages are measured: the same rules and style the renderer uses.
 pub struct Measure<'a> {
-    site: &'a Site,
+    group: &'a Group,
+    /// A news group's articles published before this are left out (see
+    /// [`crate::site::Snapshot::news_since`]).
+    news_since: Option<i64>,
 }
 
 impl<'a> Measure<'a> {
-    pub fn of(site: &'a Site) -> Self {
-        Self { site }
+    pub fn of(group: &'a Group, news_since: Option<i64>) -> Self {
+        Self { group, news_since }
     }
 
     /// Reads the rows of the given pages (one query per run of neighbouring pages) and
@@ -39,7 +42,6 @@ impl<'a> Measure<'a> {
         layout: &Layout,
         indexes: &[usize],
     ) -> Result<Vec<ScannedPage>, StoreError> {
-        let store = &self.site.store;
         let mut outcomes = Vec::with_capacity(indexes.len());
         for run in runs(indexes) {
             let range = IdRange {
@@ -48,7 +50,7 @@ impl<'a> Measure<'a> {
             };
             let mut current = 0;
             let mut scan = self.page_scan(layout, run[0]);
-            let mut rows = store.entries(range, Namespaces::ALL);
+            let mut rows = self.group.rows(range, Namespaces::ALL, self.news_since);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 while !layout.range(run[current]).contains(raw.id) && current + 1 < run.len() {
@@ -56,7 +58,7 @@ impl<'a> Measure<'a> {
                     current += 1;
                     scan = self.page_scan(layout, run[current]);
                 }
-                match self.site.rules.write(&raw, &mut element, Namespaces::ALL) {
+                match self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     Ok(entry) => {
                         count_dropped(&mut scan.skipped, &entry);
                         scan.add(raw.id, &element, entry.namespaces());
@@ -100,14 +102,13 @@ impl<'a> Measure<'a> {
         let mut parts = Vec::with_capacity(firsts.len());
         for (i, &first) in firsts.iter().enumerate() {
             let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
-            let mut page = PageBuilder::measuring(&self.site.style, self.site.page_size);
-            let mut rows = self
-                .site
-                .store
-                .entries(IdRange { first, last }, Namespaces::ALL);
+            let mut page = PageBuilder::measuring(&self.group.style, self.group.page_size);
+            let mut rows =
+                self.group
+                    .rows(IdRange { first, last }, Namespaces::ALL, self.news_since);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
-                if let Ok(entry) = self.site.rules.write(&raw, &mut element, Namespaces::ALL) {
+                if let Ok(entry) = self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     if page.fits(element.len()) {
                         page.add(&element, entry.namespaces());
                     }
@@ -127,14 +128,14 @@ impl<'a> Measure<'a> {
         // that overflows is cut into balanced parts, leaving room to grow in place.
         let is_last = index + 1 == layout.0.len();
         PageScan {
-            style: self.site.style.clone(),
-            page_size: self.site.page_size,
+            style: self.group.style.clone(),
+            page_size: self.group.page_size,
             whole: Some(PageBuilder::measuring(
-                &self.site.style,
-                self.site.page_size,
+                &self.group.style,
+                self.group.page_size,
             )),
             fill: is_last.then(|| Fill {
-                part: PageBuilder::measuring(&self.site.style, self.site.page_size),
+                part: PageBuilder::measuring(&self.group.style, self.group.page_size),
                 first: layout.0[index].first_id,
                 done: Vec::new(),
             }),
@@ -146,7 +147,7 @@ impl<'a> Measure<'a> {
 
 /// Extension rows an accepted entry left out count with the page's skipped rows.
 fn count_dropped(skipped: &mut SkipCounts, entry: &Entry) {
-    for reason in [SkipReason::InvalidAlternate, SkipReason::InvalidImage] {
+    for reason in SkipReason::ALL.into_iter().filter(|r| !r.drops_entry()) {
         skipped.add_n(reason, entry.dropped.get(reason));
     }
 }

@@ -1,10 +1,10 @@
-//! The write side: keeps a site's snapshot equal to its database.
+//! The write side: keeps a group's snapshot equal to its database.
 //!
 //! One sweep, in order: a change (logged by the database, reported by a render that met stale
 //! rows, or a periodic check) names the files to re-measure; [`measure`] reads their rows and
 //! fingerprints their bytes; [`compact`] merges neighbours that fit in one file; [`settle`]
 //! dates each file against what is stored; the store saves that state compare-and-set (other
-//! replicas may be sweeping too); the site installs the new snapshot; [`announce`] tells
+//! replicas may be sweeping too); the group installs the new snapshot; [`announce`] tells
 //! IndexNow and the ping webhook. [`schedule`] runs sweeps for as long as the process lives,
 //! with retries when one fails.
 //!
@@ -27,7 +27,7 @@ use tokio::sync::Mutex;
 use crate::metrics::SweepMetrics;
 use crate::notify::Notifier;
 use crate::site::{
-    Layout, Readiness, Site, Snapshot, Stale, StaleReports, ROBOTS_FILE, SETTINGS_FILE,
+    Group, Layout, Readiness, Snapshot, Stale, StaleReports, ROBOTS_FILE, SETTINGS_FILE,
 };
 use crate::sitemap::Fingerprint;
 use crate::store::{Change, Logged, SavedState, StoreError};
@@ -48,16 +48,16 @@ pub enum SweepError {
 /// save when they keep saving the same boundaries.
 const SWEEP_TRIES: usize = 3;
 
-/// Keeps one site current.
+/// Keeps one group current.
 pub struct Sweeper {
-    site: Arc<Site>,
+    group: Arc<Group>,
     notifier: Arc<Notifier>,
     metrics: SweepMetrics,
-    /// One sweep of this site at a time in this process.
+    /// One sweep of this group at a time in this process.
     sweeping: Mutex<()>,
     /// What wakes [`Sweeper::keep_current`]; taken when it starts.
     inbox: Mutex<Option<Inbox>>,
-    /// What the site's files must go through before they are known to be current.
+    /// What the group's files must go through before they are known to be current.
     opening: Opening,
 }
 
@@ -71,7 +71,7 @@ struct Inbox {
     stale: StaleReports,
 }
 
-/// What a site's stored state says when the service starts.
+/// What a group's stored state says when the service starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Opening {
     /// Nothing is stored: a full sweep before any file is served.
@@ -92,36 +92,37 @@ enum Saved {
 }
 
 impl Sweeper {
-    /// Loads the stored state into `site` (served at once if there is any) and opens its change
+    /// Loads the stored state into `group` (served at once if there is any) and opens its change
     /// feed where the stored files leave off. Reads no entries: [`Sweeper::keep_current`]
     /// brings the files up to date in the background, [`Sweeper::sweep_now`] in the foreground.
     pub async fn open(
-        site: Arc<Site>,
+        group: Arc<Group>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
         metrics: SweepMetrics,
     ) -> Result<Arc<Self>, StoreError> {
-        let stored = site.store.load_state(&site.key).await?;
+        let stored = group.store.load_state(&group.key).await?;
         let has_state = !stored.0.is_empty();
         // Files laid out under other settings (another page size, other rules) are not served:
         // they may break the new limits. The first sweep lays them out again.
         let same_settings = stored
             .1
             .iter()
-            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == site.settings);
+            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings);
         let cursor = match has_state && same_settings {
-            true => site.store.load_cursor(&site.cursor_key()).await?,
+            true => group.store.load_cursor(&group.cursor_key()).await?,
             false => None,
         };
         // Listen first, then sweep: a change made in between is then reported, not lost.
-        let feed = site.store.changes(&site.source, cursor).await;
+        let feed = group.store.changes(&group.source, cursor).await;
         let opening = match (has_state && same_settings, feed.resumed) {
             (false, _) => Opening::FirstSweep,
-            (true, false) => Opening::FullSweep,
-            (true, true) => Opening::Verify,
+            // A news group is measured whole each sweep: nothing to verify file by file.
+            (true, true) if group.news.is_none() => Opening::Verify,
+            (true, _) => Opening::FullSweep,
         };
         let sweeper = Arc::new(Self {
-            site,
+            group,
             notifier,
             metrics,
             sweeping: Mutex::new(()),
@@ -137,14 +138,14 @@ impl Sweeper {
             sweeper.install_stored(&stored);
         }
         if opening != Opening::FirstSweep {
-            sweeper.site.set_readiness(Readiness::Verifying);
+            sweeper.group.set_readiness(Readiness::Verifying);
         }
-        tracing::info!(site = %sweeper.site.key, ?opening, change_log_from = ?feed.start, "opened");
+        tracing::info!(group = %sweeper.group.key, ?opening, change_log_from = ?feed.start, "opened");
         Ok(sweeper)
     }
 
-    pub fn site(&self) -> &Arc<Site> {
-        &self.site
+    pub fn group(&self) -> &Arc<Group> {
+        &self.group
     }
 
     /// For a one-shot command (`export`): a full sweep now, so what is written is current.
@@ -156,11 +157,11 @@ impl Sweeper {
             .as_ref()
             .and_then(|inbox| inbox.start);
         self.sweep(Change::Everything).await?;
-        self.site.set_readiness(Readiness::Current);
+        self.group.set_readiness(Readiness::Current);
         if let Some(version) = start {
-            self.site
+            self.group
                 .store
-                .save_cursor(&self.site.cursor_key(), version)
+                .save_cursor(&self.group.cursor_key(), version)
                 .await?;
         }
         Ok(())
@@ -177,7 +178,7 @@ impl Sweeper {
     async fn catch_up(&self, stale: Stale) -> Result<(), SweepError> {
         let _one_at_a_time = self.sweeping.lock().await;
         let still_stale = self
-            .site
+            .group
             .snapshot()
             .page(stale.page_no)
             .is_some_and(|served| served.page.fingerprint == stale.fingerprint);
@@ -188,8 +189,18 @@ impl Sweeper {
     }
 
     async fn sweep_locked(&self, mut change: Change) -> Result<(), SweepError> {
+        // Time alone changes a news group's files (articles age out of its window): each sweep
+        // measures all of them as of one instant, which renders then keep to.
+        let news_since = self
+            .group
+            .news
+            .as_ref()
+            .map(|news| news.since(Utc::now().timestamp()));
+        if news_since.is_some() {
+            change = Change::Everything;
+        }
         for _attempt in 0..SWEEP_TRIES {
-            let current = self.site.snapshot();
+            let current = self.group.snapshot();
             let (files, summaries) = match change {
                 Change::Ids(range) => (current.layout.overlapping(range), None),
                 Change::Everything => match self.changed_files(&current.layout).await? {
@@ -197,22 +208,22 @@ impl Sweeper {
                     None => ((0..current.layout.0.len()).collect(), None),
                 },
             };
-            let feeds_known = current.feeds.is_some() || self.site.feed_size == 0;
+            let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
             if files.is_empty() && summaries.is_some() && feeds_known {
                 // The database says no file's rows changed: nothing to read or save.
                 return Ok(());
             }
             self.metrics.files_measured.inc_by(files.len() as u64);
-            let scanned = Measure::of(&self.site)
+            let scanned = Measure::of(&self.group, news_since)
                 .scan(&current.layout, &files)
                 .await?;
-            let feeds = feeds::read(&self.site).await?;
+            let feeds = feeds::read(&self.group).await?;
             let now = Utc::now().timestamp();
-            let mut measured = apply_scan(&current.layout, scanned, &self.site.style, now);
+            let mut measured = apply_scan(&current.layout, scanned, &self.group.style, now);
             if let Some(summaries) = &summaries {
                 keep_summaries(&mut measured, &current.layout, &files, summaries);
             }
-            let measured = self.compact(measured, now).await?;
+            let measured = self.compact(measured, news_since, now).await?;
             let mut whole_files = vec![
                 WholeFile {
                     name: ROBOTS_FILE,
@@ -220,7 +231,7 @@ impl Sweeper {
                 },
                 WholeFile {
                     name: SETTINGS_FILE,
-                    fingerprint: self.site.settings,
+                    fingerprint: self.group.settings,
                 },
             ];
             if let Some(feeds) = &feeds {
@@ -241,13 +252,14 @@ impl Sweeper {
             };
             match self.save(&current.layout, &proposal, now).await? {
                 Saved::State(saved) => {
-                    let next =
-                        current.settled(&proposal.layout, &saved, feeds, self.site.publication());
+                    let mut next =
+                        current.settled(&proposal.layout, &saved, feeds, self.group.publication());
+                    next.news_since = news_since;
                     let index_changed = next.index.validators.changed_at >= now;
-                    self.site.install(next);
-                    report_skips(&current, &self.site.snapshot());
+                    self.group.install(next);
+                    report_skips(&current, &self.group.snapshot());
                     if index_changed {
-                        announce::index_changed(&self.site, &self.notifier).await;
+                        announce::index_changed(&self.group, &self.notifier).await;
                     }
                     return Ok(());
                 }
@@ -268,11 +280,20 @@ impl Sweeper {
         &self,
         layout: &Layout,
     ) -> Result<Option<(Vec<usize>, Vec<String>)>, StoreError> {
-        let Some(summaries) = self.site.store.file_summaries(&layout.thresholds()).await? else {
+        if self.group.news.is_some() {
+            // A summary cannot see articles age out of the window.
+            return Ok(None);
+        }
+        let Some(summaries) = self
+            .group
+            .store
+            .file_summaries(&layout.thresholds())
+            .await?
+        else {
             return Ok(None);
         };
         self.metrics.summary_checks.inc();
-        let settings = self.site.settings.hex();
+        let settings = self.group.settings.hex();
         let summaries: Vec<String> = summaries
             .iter()
             .map(|s| format!("{settings} {s}"))
@@ -289,15 +310,22 @@ impl Sweeper {
     }
 
     /// Merges neighbouring files that fit in one (see [`compact`]) and measures the merged ones.
-    async fn compact(&self, layout: Layout, now: i64) -> Result<Layout, StoreError> {
-        let runs = compact::mergeable_runs(&layout, self.site.page_size);
+    async fn compact(
+        &self,
+        layout: Layout,
+        news_since: Option<i64>,
+        now: i64,
+    ) -> Result<Layout, StoreError> {
+        let runs = compact::mergeable_runs(&layout, self.group.page_size);
         if runs.is_empty() {
             return Ok(layout);
         }
         let (merged, indexes) = compact::merge(&layout, &runs);
         self.metrics.files_measured.inc_by(indexes.len() as u64);
-        let scanned = Measure::of(&self.site).scan(&merged, &indexes).await?;
-        Ok(apply_scan(&merged, scanned, &self.site.style, now))
+        let scanned = Measure::of(&self.group, news_since)
+            .scan(&merged, &indexes)
+            .await?;
+        Ok(apply_scan(&merged, scanned, &self.group.style, now))
     }
 
     /// Settles `proposal` against what is stored and saves it, compare-and-set: when another
@@ -308,16 +336,16 @@ impl Sweeper {
         proposal: &Proposal,
         now: i64,
     ) -> Result<Saved, StoreError> {
-        let store = &self.site.store;
+        let store = &self.group.store;
         for _attempt in 0..SWEEP_TRIES {
-            let stored = store.load_state(&self.site.key).await?;
+            let stored = store.load_state(&self.group.key).await?;
             let stored_boundaries: Vec<(i64, i64)> =
                 stored.0.iter().map(|p| (p.page_no, p.first_id)).collect();
             if !stored.0.is_empty() && stored_boundaries != started_from.boundaries() {
                 return Ok(Saved::BoundariesMoved);
             }
-            let next = proposal.settle(&self.site, &stored, now);
-            if store.replace_state(&self.site.key, &stored, &next).await? {
+            let next = proposal.settle(&self.group, &stored, now);
+            if store.replace_state(&self.group.key, &stored, &next).await? {
                 return Ok(Saved::State(next));
             }
         }
@@ -326,17 +354,17 @@ impl Sweeper {
 
     /// Replaces the served layout with what the database holds (another writer's work).
     async fn reload(&self) -> Result<(), StoreError> {
-        let stored = self.site.store.load_state(&self.site.key).await?;
+        let stored = self.group.store.load_state(&self.group.key).await?;
         self.install_stored(&stored);
         Ok(())
     }
 
     fn install_stored(&self, stored: &SavedState) {
         let next = self
-            .site
+            .group
             .snapshot()
-            .with_stored(stored, self.site.publication());
-        self.site.install(next);
+            .with_stored(stored, self.group.publication());
+        self.group.install(next);
     }
 }
 

@@ -1,6 +1,6 @@
 //! When sweeps run: on each change the change log reports, on each stale report of a render,
 //! and every refresh period for sources nothing logs (views over CMS tables); a view whose
-//! tables are watched gets a full sweep within the refresh period after each change. A site that
+//! tables are watched gets a full sweep within the refresh period after each change. A group that
 //! opened without stored files gets a full sweep first; one whose stored files cover the change
 //! log up to a known version is verified file by file in the background at a bounded rate
 //! ([`VERIFY_IDLE_FACTOR`]), and so is every watched source hourly, as a safety net. A sweep
@@ -47,40 +47,42 @@ struct Verification {
     at: Instant,
 }
 
-/// Where the site's reading of the change log stands.
+/// Where the group's reading of the change log stands.
 #[derive(Debug, Clone, Copy)]
 struct Cursor {
     /// The last version read from the log.
     heard: Option<i64>,
-    /// The version stored as covered by the site's files.
+    /// The version stored as covered by the group's files.
     saved: Option<i64>,
 }
 
 impl Sweeper {
     /// Runs sweeps for as long as the process lives (see the module's documentation).
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
-        let site = self.site.clone();
+        let group = self.group.clone();
         let Some(Inbox {
             mut changes,
             start,
             mut stale,
         }) = self.inbox.lock().await.take()
         else {
-            tracing::error!("this site is kept current already");
+            tracing::error!("this group is kept current already");
             return;
         };
-        let watched = start.is_some();
+        // A news group's files change with time alone: it is swept every refresh period, as an
+        // unwatched source is, whatever logs its changes.
+        let watched = start.is_some() && group.news.is_none();
         // The tables behind a watched view log their own keys, which are the view's ids only
         // when the view takes its ids from them: a full sweep follows each change within the
         // refresh period, in case they are not.
-        let follows_up = watched && site.source != BUILTIN_SOURCE;
+        let follows_up = watched && group.source != BUILTIN_SOURCE;
         let mut follow_up: Option<Instant> = None;
         let period = if watched {
             refresh.max(SAFETY_SWEEP)
         } else {
             refresh
         };
-        tracing::info!(source = %site.source, watched, period_secs = period.as_secs(), "keeping sitemaps current");
+        tracing::info!(source = %group.source, watched, period_secs = period.as_secs(), "keeping sitemaps current");
         let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
@@ -134,7 +136,7 @@ impl Sweeper {
                     if full {
                         // Everything was just re-measured: that is a verification too.
                         verification = None;
-                        site.set_readiness(Readiness::Current);
+                        group.set_readiness(Readiness::Current);
                     }
                     self.store_cursor(&mut cursor).await;
                 }
@@ -154,11 +156,11 @@ impl Sweeper {
         let Some(v) = verification.as_mut() else {
             return Ok(());
         };
-        let layout = self.site.snapshot().layout.clone();
+        let layout = self.group.snapshot().layout.clone();
         if v.next >= layout.0.len() {
-            tracing::info!(site = %self.site.key, files = layout.0.len(), "every file verified against the source");
+            tracing::info!(group = %self.group.key, files = layout.0.len(), "every file verified against the source");
             *verification = None;
-            self.site.set_readiness(Readiness::Current);
+            self.group.set_readiness(Readiness::Current);
             return Ok(());
         }
         let started = Instant::now();
@@ -168,7 +170,7 @@ impl Sweeper {
         Ok(())
     }
 
-    /// Stores the change-log version the site's files now cover, if it moved; a failure is
+    /// Stores the change-log version the group's files now cover, if it moved; a failure is
     /// retried after the next sweep (until then a restart re-reads a little more of the log).
     async fn store_cursor(&self, cursor: &mut Cursor) {
         let Some(heard) = cursor.heard else { return };
@@ -176,9 +178,9 @@ impl Sweeper {
             return;
         }
         match self
-            .site
+            .group
             .store
-            .save_cursor(&self.site.cursor_key(), heard)
+            .save_cursor(&self.group.cursor_key(), heard)
             .await
         {
             Ok(()) => cursor.saved = Some(heard),

@@ -2,7 +2,7 @@
 //! change keeps its stored time; a changed one gets now, but always after its stored time, so
 //! `If-Modified-Since` can never hide a change. Pure: the store only compares and writes.
 
-use crate::site::{Layout, Site, INDEX_FILE};
+use crate::site::{Group, Layout, INDEX_FILE};
 use crate::sitemap::Fingerprint;
 use crate::store::{FileRecord, SavedState};
 
@@ -24,7 +24,7 @@ pub struct Proposal {
 impl Proposal {
     /// The state to store: this proposal's pages and files dated against `stored`, and the
     /// index of the dated pages (whose lastmods are those times).
-    pub fn settle(&self, site: &Site, stored: &SavedState, now: i64) -> SavedState {
+    pub fn settle(&self, group: &Group, stored: &SavedState, now: i64) -> SavedState {
         let (stored_pages, stored_files) = stored;
         let mut layout = self.layout.clone();
         for page in &mut layout.0 {
@@ -34,7 +34,7 @@ impl Proposal {
                 .map(|s| (s.fingerprint, s.changed_at));
             page.changed_at = settle_time(before, page.fingerprint, now);
         }
-        let index = layout.index_document(&site.style, &site.files);
+        let index = layout.index_document(group.publication());
         let file = |name: &str, fingerprint: Fingerprint| {
             let before = stored_files
                 .iter()

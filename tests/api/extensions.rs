@@ -1,5 +1,6 @@
 //! Extensions: alternates (`xhtml:link`) and images (`image:image`) from their tables, with
-//! their namespaces declared only in files that use them, valid against the extension schemas.
+//! their namespaces declared only in files that use them, valid against the extension schemas;
+//! videos (`video:video`) valid against Google's schema.
 
 use crate::helpers::*;
 
@@ -8,10 +9,12 @@ crate::on_each_database!(
     the_plain_and_text_forms_agree_with_the_gzip_file,
     an_added_image_changes_only_its_file_and_declares_the_namespace_there,
     extension_bytes_count_toward_the_size_limit,
+    videos_are_written_and_a_row_without_what_google_requires_is_counted,
 );
 
 const XHTML: &str = "xmlns:xhtml=\"http://www.w3.org/1999/xhtml\"";
 const IMAGE: &str = "xmlns:image=\"http://www.google.com/schemas/sitemap-image/1.1\"";
+const VIDEO: &str = "xmlns:video=\"http://www.google.com/schemas/sitemap-video/1.1\"";
 
 /// 3 files of 10 entries (ids 10..300); images on file 1, alternates on file 2, none on file 3.
 async fn site_with_extensions(backend: Backend) -> (TestDb, TestApp) {
@@ -96,12 +99,12 @@ async fn extensions_are_written_and_their_namespaces_declared_only_where_used(ba
             .count(),
         30
     );
+    let skipped = |reason: &str| {
+        format!("sitemapd_entries_skipped{{reason=\"{reason}\",site=\"{BASE}\",group=\"\"}} 1")
+    };
     let metrics = app.get("/metrics").await.text().await.unwrap();
-    assert!(metrics.contains("reason=\"invalid_image\"} 1"), "{metrics}");
-    assert!(
-        metrics.contains("reason=\"invalid_alternate\"} 1"),
-        "{metrics}"
-    );
+    assert!(metrics.contains(&skipped("invalid_image")), "{metrics}");
+    assert!(metrics.contains(&skipped("invalid_alternate")), "{metrics}");
 }
 
 async fn the_plain_and_text_forms_agree_with_the_gzip_file(backend: Backend) {
@@ -156,7 +159,7 @@ async fn extension_bytes_count_toward_the_size_limit(backend: Backend) {
         .collect();
     db.insert_images(&images).await;
     let app = spawn_app(&db.url, &[]).await;
-    let snapshot = app.app.site().snapshot();
+    let snapshot = app.app.site().first().snapshot();
     assert!(snapshot.layout.0.len() >= 2, "split by bytes");
     let mut urls = 0;
     for page in &snapshot.layout.0 {
@@ -172,4 +175,84 @@ async fn extension_bytes_count_toward_the_size_limit(backend: Backend) {
         urls += page.urls;
     }
     assert_eq!(urls, 30);
+}
+
+async fn videos_are_written_and_a_row_without_what_google_requires_is_counted(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/recipes/steak"), (2, "/recipes/soup"), (3, "/about")])
+        .await;
+    db.insert_videos(&[
+        VideoRow::complete(1),
+        // A player instead of the file, text to escape, a duration Google refuses (left out).
+        VideoRow {
+            title: Some("Tom & Jerry <3"),
+            content_loc: None,
+            player_loc: Some("/player?v=2&autoplay=1"),
+            duration: Some(99_999),
+            publication_date: None,
+            ..VideoRow::complete(1)
+        },
+        VideoRow {
+            thumbnail_loc: None,
+            ..VideoRow::complete(2)
+        },
+        VideoRow {
+            content_loc: None,
+            player_loc: None,
+            ..VideoRow::complete(2)
+        },
+        VideoRow {
+            description: Some("   "),
+            ..VideoRow::complete(2)
+        },
+    ])
+    .await;
+    let app = spawn_app(&db.url, &[]).await;
+    // Checked against Google's sitemap-video.xsd on the way.
+    let xml = page_xml(&app, 1).await;
+    assert!(root(&xml).contains(VIDEO), "{xml}");
+    assert!(
+        xml.contains(
+            "<url><loc>https://www.example.com/recipes/steak</loc>\
+             <video:video><video:thumbnail_loc>https://cdn.example.net/thumbs/1.jpg</video:thumbnail_loc>\
+             <video:title>Grilling steaks for summer</video:title>\
+             <video:description>Alkis shows you how to get perfectly done steaks &amp; more.</video:description>\
+             <video:content_loc>https://cdn.example.net/video/1.mp4</video:content_loc>\
+             <video:duration>600</video:duration>\
+             <video:publication_date>2026-11-01T10:00:00"
+        ),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(
+            "<video:video><video:thumbnail_loc>https://cdn.example.net/thumbs/1.jpg</video:thumbnail_loc>\
+             <video:title>Tom &amp; Jerry &lt;3</video:title>\
+             <video:description>Alkis shows you how to get perfectly done steaks &amp; more.</video:description>\
+             <video:player_loc>https://www.example.com/player?v=2&amp;autoplay=1</video:player_loc>\
+             </video:video></url>"
+        ),
+        "{xml}"
+    );
+    // The entries whose videos were all refused stay, without them.
+    assert!(
+        xml.contains("<url><loc>https://www.example.com/recipes/soup</loc></url>"),
+        "{xml}"
+    );
+    assert_eq!(app.all_locs().await.len(), 3);
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "sitemapd_entries_skipped{{reason=\"invalid_video\",site=\"{BASE}\",group=\"\"}} 3"
+        )),
+        "{metrics}"
+    );
+    // `check` counts them as rows of the videos table, not as entries left out.
+    let out = Sitemapd::new(["check"])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("invalid_video"), "{stdout}");
+    assert!(stdout.contains("entries served: 3"), "{stdout}");
 }

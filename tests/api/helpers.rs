@@ -247,6 +247,61 @@ impl TestDb {
         .expect("insert alternates");
     }
 
+    /// Inserts rows into sitemap_videos.
+    pub async fn insert_videos(&self, rows: &[VideoRow]) {
+        each_pool!(self, |pool, Db| {
+            let mut q = sqlx::QueryBuilder::<Db>::new(
+                "INSERT INTO sitemap_videos (entry_id, thumbnail_loc, title, description, \
+                 content_loc, player_loc, duration, publication_date) ",
+            );
+            q.push_values(rows, |mut b, v| {
+                b.push_bind(v.entry_id)
+                    .push_bind(v.thumbnail_loc.map(str::to_string))
+                    .push_bind(v.title.map(str::to_string))
+                    .push_bind(v.description.map(str::to_string))
+                    .push_bind(v.content_loc.map(str::to_string))
+                    .push_bind(v.player_loc.map(str::to_string))
+                    .push_bind(v.duration)
+                    .push_bind(v.publication_date.map(|at| at.naive_utc()));
+            });
+            q.build().execute(pool).await.map(|_| ())
+        })
+        .expect("insert videos");
+    }
+
+    /// Creates `table` as a news group's source: `id`, `loc`, `publication_date`, `title` and
+    /// the optional `language` and `publication_name`.
+    pub async fn create_news_table(&self, table: &str) {
+        let time = match self.backend {
+            Backend::Postgres => "timestamptz",
+            Backend::MariaDb => "datetime(6)",
+            Backend::Sqlite => "text",
+        };
+        self.exec(&format!(
+            "CREATE TABLE {table} (id bigint PRIMARY KEY, loc text, publication_date {time}, \
+             title text, language text, publication_name text)"
+        ))
+        .await;
+    }
+
+    /// Inserts `(id, loc, publication_date, title, language)` articles into `table`.
+    pub async fn insert_articles(&self, table: &str, rows: &[ArticleRow<'_>]) {
+        each_pool!(self, |pool, Db| {
+            let mut q = sqlx::QueryBuilder::<Db>::new(format!(
+                "INSERT INTO {table} (id, loc, publication_date, title, language) "
+            ));
+            q.push_values(rows, |mut b, (id, loc, at, title, language)| {
+                b.push_bind(*id)
+                    .push_bind(loc.to_string())
+                    .push_bind(at.naive_utc())
+                    .push_bind(title.to_string())
+                    .push_bind(language.map(str::to_string));
+            });
+            q.build().execute(pool).await.map(|_| ())
+        })
+        .expect("insert articles");
+    }
+
     /// Blocks every read of sitemap_entries until [`Held::release`]: a render started meanwhile
     /// waits for its rows. `None` on SQLite, whose readers never wait for a writer (WAL).
     pub async fn hold_entries(&self) -> Option<Held> {
@@ -409,6 +464,38 @@ impl Row {
 }
 
 /// `2024-05-01 12:00:00` (UTC) as a timestamp.
+/// `(id, loc, publication_date, title, language)` of a news source's row.
+pub type ArticleRow<'a> = (i64, &'a str, DateTime<Utc>, &'a str, Option<&'a str>);
+
+/// One sitemap_videos row; fields left `None` are NULL.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VideoRow {
+    pub entry_id: i64,
+    pub thumbnail_loc: Option<&'static str>,
+    pub title: Option<&'static str>,
+    pub description: Option<&'static str>,
+    pub content_loc: Option<&'static str>,
+    pub player_loc: Option<&'static str>,
+    pub duration: Option<i32>,
+    pub publication_date: Option<DateTime<Utc>>,
+}
+
+impl VideoRow {
+    /// A video with every required field.
+    pub fn complete(entry_id: i64) -> Self {
+        Self {
+            entry_id,
+            thumbnail_loc: Some("https://cdn.example.net/thumbs/1.jpg"),
+            title: Some("Grilling steaks for summer"),
+            description: Some("Alkis shows you how to get perfectly done steaks & more."),
+            content_loc: Some("https://cdn.example.net/video/1.mp4"),
+            player_loc: None,
+            duration: Some(600),
+            publication_date: Some(utc("2026-11-01 10:00:00")),
+        }
+    }
+}
+
 pub fn utc(at: &str) -> DateTime<Utc> {
     chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S")
         .unwrap_or_else(|e| panic!("{at}: {e}"))
@@ -540,8 +627,8 @@ pub async fn spawn_app_on(
     let app = start_app(listener, database_url, vars).await;
     // Tests start from what the database holds, as a crawler would see a service that has been
     // up a while: its files checked against the source.
-    for site in &app.app.sites {
-        site.reached(Readiness::Current).await;
+    for group in app.app.sites.iter().flat_map(|site| &site.groups) {
+        group.reached(Readiness::Current).await;
     }
     app
 }
@@ -597,12 +684,11 @@ impl TestApp {
         req.send().await.expect("GET")
     }
 
-    /// Re-measures everything now, as the background sweep would after a change.
+    /// Re-measures everything of every group now, as the background sweep would after a change.
     pub async fn sweep(&self) {
-        self.sweepers[0]
-            .sweep(Change::Everything)
-            .await
-            .expect("sweep");
+        for sweeper in &self.sweepers {
+            sweeper.sweep(Change::Everything).await.expect("sweep");
+        }
     }
 
     /// Page numbers the index lists, in order.

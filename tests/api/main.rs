@@ -9,6 +9,7 @@ mod current;
 mod extensions;
 mod feed_checks;
 mod feeds;
+mod groups;
 mod helpers;
 mod hostile;
 mod hosts;

@@ -50,7 +50,7 @@ async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted(backend: 
         ]
     );
     assert_eq!(
-        app.metric("sitemapd_entries_skipped{reason=\"robots_disallowed\"}")
+        app.metric("sitemapd_entries_skipped{reason=\"robots_disallowed\"")
             .await,
         2.0
     );
@@ -66,7 +66,7 @@ async fn urls_the_served_robots_txt_disallows_are_left_out_and_counted(backend: 
     )
     .await;
     assert_eq!(
-        app.metric("sitemapd_entries_skipped{reason=\"robots_disallowed\"}")
+        app.metric("sitemapd_entries_skipped{reason=\"robots_disallowed\"")
             .await,
         3.0
     );

@@ -59,6 +59,22 @@ impl Dialect for MySql {
         "src.lastmod"
     }
 
+    fn time(column: &str) -> String {
+        format!("CAST({column} AS DATETIME(6))")
+    }
+
+    /// Times are read as UTC, as lastmods are; a zero date is no date.
+    fn read_time(row: &MySqlRow, name: &str) -> Option<DateTime<Utc>> {
+        row.try_get::<Option<NaiveDateTime>, _>(name)
+            .ok()
+            .flatten()
+            .map(|at| at.and_utc())
+    }
+
+    fn instant_key(column: &str) -> String {
+        column.to_string()
+    }
+
     /// Bytewise, as the other databases order these ASCII-or-URL values.
     fn sort_key(column: &str) -> String {
         format!("CAST({column} AS BINARY)")
@@ -81,11 +97,7 @@ impl Dialect for MySql {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
             // A zero date ('0000-00-00', common in CMS tables) is no date.
-            lastmod: row
-                .try_get::<Option<NaiveDateTime>, _>("lastmod")
-                .ok()
-                .flatten()
-                .map(|at| at.and_utc()),
+            lastmod: Self::read_time(row, "lastmod"),
             changefreq: row.try_get("changefreq").ok().flatten(),
             priority: row
                 .try_get::<Option<String>, _>("priority")
@@ -180,7 +192,7 @@ impl Sql<MySql> {
             .acquire_timeout(Duration::from_secs(5))
             .after_connect(move |conn, _| Box::pin(set_statement_timeout(conn, timeout)))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().source))
+        Ok(Self::new(pool, &config.first_site().groups[0].source))
     }
 
     /// Applies the migrations, then puts the change triggers on the tables they created.

@@ -4,17 +4,18 @@
 use sqlx::mysql::MySqlPool;
 use sqlx::Executor;
 
-use super::super::{StoreError, ALTERNATES_TABLE, IMAGES_TABLE};
+use super::super::{StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 
 /// The comment the migration gives the entries table it creates: triggers go only there.
 const OWN_ENTRIES_COMMENT: &str = "sitemapd entries";
 
 /// Tables whose row triggers record touched entry ids: the table, the column that holds the
 /// entry id, and the prefix of the triggers' names (the same names as on PostgreSQL).
-const TRIGGERED_TABLES: [(&str, &str, &str); 3] = [
+const TRIGGERED_TABLES: [(&str, &str, &str); 4] = [
     ("sitemap_entries", "id", "sitemapd_entries"),
     (ALTERNATES_TABLE, "entry_id", ALTERNATES_TABLE),
     (IMAGES_TABLE, "entry_id", IMAGES_TABLE),
+    (VIDEOS_TABLE, "entry_id", VIDEOS_TABLE),
 ];
 
 /// MySQL's error number for a trigger that exists already.

@@ -81,6 +81,18 @@ impl Dialect for Postgres {
         "src.lastmod::timestamptz"
     }
 
+    fn time(column: &str) -> String {
+        format!("{column}::timestamptz")
+    }
+
+    fn read_time(row: &PgRow, name: &str) -> Option<DateTime<Utc>> {
+        row.try_get(name).ok().flatten()
+    }
+
+    fn instant_key(column: &str) -> String {
+        format!("{column}::timestamptz")
+    }
+
     fn raw_entry(row: &PgRow) -> RawEntry {
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
@@ -142,7 +154,7 @@ impl Sql<Postgres> {
             .max_connections(config.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().source))
+        Ok(Self::new(pool, &config.first_site().groups[0].source))
     }
 
     /// Notified whenever our triggers log a change (`pg_notify` on [`CHANGE_CHANNEL`]): wakes

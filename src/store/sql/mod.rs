@@ -15,8 +15,9 @@ use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use sqlx::{Database, Pool, Row, Transaction};
 
-use super::{IdRange, Keyed, Modified, StoreError, ALTERNATES_TABLE, IMAGES_TABLE};
+use super::{IdRange, Keyed, Modified, StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 use crate::sitemap::entry::{RawAlternate, RawImage};
+use crate::sitemap::rich::{RawArticle, RawVideo};
 use crate::sitemap::{Namespaces, RawEntry};
 
 /// What one database does its own way in the statements [`Sql`] runs.
@@ -43,6 +44,13 @@ pub trait Dialect: Database + Sized {
     fn entry_columns() -> &'static str;
     /// `src.lastmod` as this database orders it.
     fn lastmod_key() -> &'static str;
+    /// A time column of any type, read as [`Dialect::read_time`] decodes it.
+    fn time(column: &str) -> String;
+    /// The time column `name` of a row, as [`Dialect::time`] selected it; a value that is no
+    /// time is `None`.
+    fn read_time(row: &Self::Row, name: &str) -> Option<DateTime<Utc>>;
+    /// A time column as this database compares it with an [`Dialect::Instant`].
+    fn instant_key(column: &str) -> String;
     /// How text columns sort in the extension queries (the order of the output).
     fn sort_key(column: &str) -> String {
         column.to_string()
@@ -131,6 +139,7 @@ macro_rules! impl_sql {
             for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
             for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
             for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
             for<'q> Option<f64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
             for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
             for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -174,7 +183,13 @@ struct Reads {
     modified: String,
     alternates: String,
     images: String,
+    videos: String,
     presence: String,
+    /// A news group's articles published since a time, with and without the optional columns.
+    articles: String,
+    articles_plain: String,
+    /// Fails when the source lacks the optional article columns.
+    article_columns: String,
 }
 
 impl Reads {
@@ -219,8 +234,27 @@ impl Reads {
                 DB::int("entry_id"),
                 DB::text("loc"),
             )),
+            videos: sql(format!(
+                "SELECT {} AS entry_id, {} AS thumbnail_loc, {} AS title, {} AS description, \
+                 {} AS content_loc, {} AS player_loc, {} AS duration, {} AS publication_date \
+                 FROM {VIDEOS_TABLE} WHERE {in_range} ORDER BY entry_id, id",
+                DB::int("entry_id"),
+                DB::text("thumbnail_loc"),
+                DB::text("title"),
+                DB::text("description"),
+                DB::text("content_loc"),
+                DB::text("player_loc"),
+                DB::int("duration"),
+                DB::time("publication_date"),
+            )),
+            articles: sql(articles::<DB>(source, true)),
+            articles_plain: sql(articles::<DB>(source, false)),
+            article_columns: format!(
+                "SELECT language, publication_name FROM {} WHERE 1 = 0",
+                DB::quote(source)
+            ),
             presence: sql(format!(
-                "SELECT {} AS xhtml, {} AS image",
+                "SELECT {} AS xhtml, {} AS image, {} AS video",
                 DB::int(&format!(
                     "CASE WHEN EXISTS (SELECT 1 FROM {ALTERNATES_TABLE} WHERE {in_range}) \
                      THEN 1 ELSE 0 END"
@@ -229,9 +263,37 @@ impl Reads {
                     "CASE WHEN EXISTS (SELECT 1 FROM {IMAGES_TABLE} WHERE {in_range}) \
                      THEN 1 ELSE 0 END"
                 )),
+                DB::int(&format!(
+                    "CASE WHEN EXISTS (SELECT 1 FROM {VIDEOS_TABLE} WHERE {in_range}) \
+                     THEN 1 ELSE 0 END"
+                )),
             )),
         }
     }
+}
+
+/// The articles of a news source with ids in a range, published at or after a time; with or
+/// without the optional `language` and `publication_name` columns.
+fn articles<DB: Dialect>(source: &str, optional_columns: bool) -> String {
+    let optional = if optional_columns {
+        format!(
+            ", {} AS language, {} AS publication_name",
+            DB::text("src.language"),
+            DB::text("src.publication_name")
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "SELECT {} AS id, {} AS loc, {} AS publication_date, {} AS title{optional} \
+         FROM {} AS src WHERE src.id BETWEEN ? AND ? AND {} >= ? ORDER BY src.id",
+        DB::int("src.id"),
+        DB::text("src.loc"),
+        DB::time("src.publication_date"),
+        DB::text("src.title"),
+        DB::quote(source),
+        DB::instant_key("src.publication_date"),
+    )
 }
 
 /// `count` comma-separated placeholders, for an `IN (…)` list.
@@ -317,19 +379,88 @@ impl_sql! {
         Ok(rows.iter().map(super::keyed_image).collect())
     }
 
+    pub async fn videos(&self, range: IdRange) -> Result<Keyed<RawVideo>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.videos)
+            .bind(range.first)
+            .bind(range.last)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let text = |c: &'static str| row.try_get::<Option<String>, _>(c).ok().flatten();
+                let video = RawVideo {
+                    thumbnail_loc: text("thumbnail_loc"),
+                    title: text("title"),
+                    description: text("description"),
+                    content_loc: text("content_loc"),
+                    player_loc: text("player_loc"),
+                    duration: row.try_get::<Option<i64>, _>("duration").ok().flatten(),
+                    publication_date: DB::read_time(row, "publication_date"),
+                };
+                (row.try_get("entry_id").unwrap_or_default(), video)
+            })
+            .collect())
+    }
+
     /// Which extension tables have rows for entries in `range`.
     pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
-        let row = sqlx::query::<DB>(&self.reads.presence)
-            .bind(range.first)
-            .bind(range.last)
-            .bind(range.first)
-            .bind(range.last)
-            .fetch_one(&self.pool)
-            .await?;
+        let mut query = sqlx::query::<DB>(&self.reads.presence);
+        for _ in 0..3 {
+            query = query.bind(range.first).bind(range.last);
+        }
+        let row = query.fetch_one(&self.pool).await?;
         Ok(Namespaces {
             xhtml: row.try_get::<i64, _>("xhtml")? != 0,
             image: row.try_get::<i64, _>("image")? != 0,
+            video: row.try_get::<i64, _>("video")? != 0,
+            news: false,
         })
+    }
+
+    /// Whether the source has the optional article columns `language` and `publication_name`.
+    pub async fn has_article_columns(&self) -> bool {
+        sqlx::query::<DB>(&self.reads.article_columns)
+            .fetch_optional(&self.pool)
+            .await
+            .is_ok()
+    }
+
+    /// A news source's articles with ids in `range` published at or after `since_us`
+    /// (microseconds), in id order: entries whose `article` is set.
+    pub async fn articles(
+        &self,
+        range: IdRange,
+        since_us: i64,
+        optional_columns: bool,
+    ) -> Result<Vec<RawEntry>, StoreError> {
+        let statement = match optional_columns {
+            true => &self.reads.articles,
+            false => &self.reads.articles_plain,
+        };
+        let rows = sqlx::query::<DB>(statement)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(DB::instant(since_us))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let text = |c: &'static str| row.try_get::<Option<String>, _>(c).ok().flatten();
+                RawEntry {
+                    id: row.try_get("id").unwrap_or_default(),
+                    loc: text("loc"),
+                    article: Some(RawArticle {
+                        publication_date: DB::read_time(row, "publication_date"),
+                        title: text("title"),
+                        language: text("language"),
+                        publication_name: text("publication_name"),
+                    }),
+                    ..RawEntry::default()
+                }
+            })
+            .collect())
     }
 
     /// Up to `limit` entries with a lastmod, the most recently modified first.

@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use super::super::{StoreError, ALTERNATES_TABLE, IMAGES_TABLE};
+use super::super::{StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 use super::{impl_sql, Dialect};
 
 /// One part of a file's summary: rows of `table` (aliased `src`) by the bucket of `id`.
@@ -45,6 +45,15 @@ fn statement<DB: Dialect>(source: &str, thresholds: &[i64]) -> Option<String> {
             IMAGES_TABLE,
             "src.entry_id",
             "src.entry_id, src.id, src.loc",
+            thresholds,
+        )?,
+        // Files without videos summarise as they did before the table existed.
+        part::<DB>(
+            "v",
+            VIDEOS_TABLE,
+            "src.entry_id",
+            "src.entry_id, src.id, src.thumbnail_loc, src.title, src.description, \
+             src.content_loc, src.player_loc, src.duration, src.publication_date",
             thresholds,
         )?,
     ];

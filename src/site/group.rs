@@ -1,0 +1,245 @@
+//! A group of a site: the files read from one source (a site without groups has one unnamed
+//! group). What configuration says about it (where its URLs and files live, the rules every
+//! entry passes, how its documents are written), and the current [`Snapshot`] of its files.
+//!
+//! The two flows of the service meet here. The read side ([`crate::answer`]) answers from
+//! [`Group::snapshot`] and, when a render meets rows the snapshot does not describe, says so
+//! with [`Group::report_stale`]. The write side ([`crate::sweep`]) re-measures files, saves
+//! their validators and installs the next snapshot with [`Group::install`].
+
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{BaseUrl, NewsPublication};
+use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint, Namespaces, RawEntry};
+use crate::store::{IdRange, Store, StoreError};
+
+use super::{Publication, ServedPage, Snapshot};
+
+/// Stale reports waiting for the write side; more are dropped (the periodic sweep covers them).
+const STALE_REPORTS_QUEUED: usize = 64;
+
+/// What a group is, as configuration and robots.txt make it.
+pub struct GroupSettings {
+    /// `None` for the unnamed group of a site without groups.
+    pub name: Option<String>,
+    /// A news group's publication and how long articles stay listed; `None`: a urlset.
+    pub news: Option<News>,
+    /// The site's URLs: entries must fall under it; robots.txt and the IndexNow key file are
+    /// served on its host.
+    pub base: BaseUrl,
+    /// Where the site's files are published (`sitemaps_url`, by default `base`): the index
+    /// lists them there, robots.txt announces the index there, and they are served there.
+    pub files: BaseUrl,
+    pub rules: EntryRules,
+    pub style: DocumentStyle,
+    pub page_size: usize,
+    pub feed_size: usize,
+    /// The table or view entries are read from.
+    pub source: String,
+    /// robots.txt as served.
+    pub robots_body: Bytes,
+    /// A fingerprint of everything besides the rows that decides the files' bytes (version,
+    /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
+    /// settings do not count.
+    pub settings: Fingerprint,
+}
+
+/// A news group's publication (defaults for rows that leave it NULL) and its window: articles
+/// published longer ago than that leave the files by themselves.
+#[derive(Debug, Clone)]
+pub struct News {
+    pub publication: NewsPublication,
+    pub window_secs: i64,
+}
+
+impl News {
+    /// The oldest publication time (unix seconds) still listed at `now`.
+    pub fn since(&self, now: i64) -> i64 {
+        now.saturating_sub(self.window_secs)
+    }
+}
+
+/// One group: what it serves, and the snapshot requests are answered from.
+pub struct Group {
+    /// Key of this group's rows in our state tables: the site's base URL, followed by
+    /// `#<name>` for a named group.
+    pub key: String,
+    pub name: Option<String>,
+    pub news: Option<News>,
+    pub base: BaseUrl,
+    pub files: BaseUrl,
+    pub rules: EntryRules,
+    pub style: DocumentStyle,
+    pub page_size: usize,
+    pub feed_size: usize,
+    pub source: String,
+    /// See [`GroupSettings::settings`].
+    pub settings: Fingerprint,
+    /// The database, reading this site's source.
+    pub store: Store,
+    snapshot: RwLock<Arc<Snapshot>>,
+    readiness: watch::Sender<Readiness>,
+    stale: mpsc::Sender<Stale>,
+}
+
+/// How far a group's snapshot can be trusted, for `/readyz` and the sitemap routes; ordered
+/// from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Readiness {
+    /// Nothing was stored: the first sweep is under way, and sitemap routes answer 503.
+    FirstSweep,
+    /// The stored files are served while they are checked against the source.
+    Verifying,
+    /// The files were checked against the source (and are kept current since).
+    Current,
+}
+
+impl Readiness {
+    /// Whether sitemap files may be served.
+    pub fn serves_files(self) -> bool {
+        self != Readiness::FirstSweep
+    }
+}
+
+/// A render found rows that `page`'s validators do not describe: they changed since the last
+/// sweep, and the write side should re-measure the page.
+#[derive(Debug, Clone)]
+pub struct Stale {
+    pub page_no: i64,
+    /// The fingerprint the render was served under: if a sweep has changed it since, the
+    /// report is old news.
+    pub fingerprint: Fingerprint,
+    pub range: IdRange,
+}
+
+/// The write side's end of [`Group::report_stale`].
+pub type StaleReports = mpsc::Receiver<Stale>;
+
+impl Group {
+    /// A group whose first sweep is under way (until the write side installs what its database
+    /// holds, sitemap routes answer 503);
+    /// with the receiver of its stale reports, for that write side.
+    pub fn new(settings: GroupSettings, store: Store, now: i64) -> (Arc<Self>, StaleReports) {
+        let GroupSettings {
+            name,
+            news,
+            base,
+            files,
+            rules,
+            style,
+            page_size,
+            feed_size,
+            source,
+            robots_body,
+            settings: laid_out_under,
+        } = settings;
+        let publication = Publication {
+            style: &style,
+            files: &files,
+            group: name.as_deref(),
+        };
+        let snapshot = Snapshot::empty(publication, robots_body, now);
+        let (stale, reports) = mpsc::channel(STALE_REPORTS_QUEUED);
+        let key = match &name {
+            None => base.as_str().to_string(),
+            Some(name) => format!("{}#{name}", base.as_str()),
+        };
+        let group = Self {
+            key,
+            name,
+            news,
+            base,
+            files,
+            rules,
+            style,
+            page_size,
+            feed_size,
+            source,
+            settings: laid_out_under,
+            store,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            readiness: watch::Sender::new(Readiness::FirstSweep),
+            stale,
+        };
+        (Arc::new(group), reports)
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().expect("snapshot lock").clone()
+    }
+
+    /// Makes `snapshot` the one every request is answered from.
+    pub fn install(&self, snapshot: Snapshot) {
+        *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+    }
+
+    /// Key of the group's change-log cursor: its files cover one source's log only.
+    pub fn cursor_key(&self) -> String {
+        format!("{} {}", self.key, self.source)
+    }
+
+    pub fn readiness(&self) -> Readiness {
+        *self.readiness.borrow()
+    }
+
+    /// Moves the group to `readiness`; a group never goes back to [`Readiness::FirstSweep`].
+    pub fn set_readiness(&self, readiness: Readiness) {
+        self.readiness.send_if_modified(|now| {
+            let moved = *now != readiness && readiness != Readiness::FirstSweep;
+            if moved {
+                *now = readiness;
+            }
+            moved
+        });
+    }
+
+    /// Waits until the group has reached `readiness` (or gone past it).
+    pub async fn reached(&self, readiness: Readiness) {
+        let mut rx = self.readiness.subscribe();
+        let _ = rx.wait_for(|now| *now >= readiness).await;
+    }
+
+    /// How this group's documents are written and where its files are published.
+    pub fn publication(&self) -> Publication<'_> {
+        Publication {
+            style: &self.style,
+            files: &self.files,
+            group: self.name.as_deref(),
+        }
+    }
+
+    /// The group's rows with ids in `range`, in id order: a news group's articles published at
+    /// or after `news_since` (by default, those inside its window now) with the publication's
+    /// defaults filled in; any other group's entries with the extension rows `wanted` names.
+    pub fn rows(
+        &self,
+        range: IdRange,
+        wanted: Namespaces,
+        news_since: Option<i64>,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        let Some(news) = &self.news else {
+            return self.store.entries(range, wanted);
+        };
+        let since = news_since.unwrap_or_else(|| news.since(chrono::Utc::now().timestamp()));
+        self.store.articles(range, since, &news.publication)
+    }
+
+    /// The group's name as a metric label: empty for the unnamed group.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// Tells the write side that `served` no longer describes its rows. Never waits: when
+    /// reports pile up, this one is dropped and the next sweep covers it.
+    pub fn report_stale(&self, served: &ServedPage) {
+        let _ = self.stale.try_send(Stale {
+            page_no: served.page.no,
+            fingerprint: served.page.fingerprint,
+            range: served.range,
+        });
+    }
+}
