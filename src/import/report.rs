@@ -89,6 +89,7 @@ impl fmt::Display for ImportReport {
         self.skipped.write(f)?;
         writeln!(f, "alternates: {}", w.alternates)?;
         writeln!(f, "images: {}", w.images)?;
+        writeln!(f, "videos: {}", w.videos)?;
         if self.dropped.total() > 0 {
             writeln!(f, "invalid tags dropped: {}", self.dropped.total())?;
             self.dropped.write(f)?;

@@ -3,15 +3,19 @@
 //! A URL is checked by [`EntryRules::accept`] (base URL, scope, length, XML safety, robots.txt),
 //! so a row that would be skipped when served is never imported. A tag that is invalid
 //! (a lastmod that is not W3C Datetime, an unknown changefreq, a priority out of range, an
-//! alternate or image without a usable URL) drops that tag, not the entry. The loc is kept as
+//! alternate or image without a usable URL, a video without what Google requires) drops that
+//! tag, not the entry. A news article's publication date is the entry's lastmod when it has none. The loc is kept as
 //! the file wrote it (trimmed): the server normalises it when serving, as for any row.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::xml::{ParsedAlternate, ParsedUrl};
+use super::xml::{ParsedAlternate, ParsedUrl, ParsedVideo};
+use crate::config::BaseUrl;
+use crate::sitemap::entry::Lastmod;
 use crate::sitemap::loc::{is_xml_char, MAX_LOC_CHARS};
+use crate::sitemap::rich::{accept_video, RawVideo};
 use crate::sitemap::{EntryRules, RawEntry, SkipReason};
 use crate::store::{Alternate, EntryDetails, ImportedEntry};
 
@@ -58,15 +62,25 @@ pub fn xml_entry(rules: &EntryRules, url: ParsedUrl) -> Result<Accepted, SkipRea
     drop_if_missing("priority", &url.priority, accepted.priority.is_some());
     let alternates = alternates(url.alternates, &mut dropped);
     let images = images(url.images, &mut dropped);
+    let videos = videos(url.videos, rules.base(), &mut dropped);
+    // A news sitemap's article has a publication date and often no lastmod: that date is
+    // when the page last changed, as far as the file says.
+    let lastmod = accepted.lastmod.or_else(|| {
+        url.news_published
+            .as_deref()
+            .and_then(parse_w3c_datetime)
+            .and_then(Lastmod::new)
+    });
     Ok(Accepted {
         entry: ImportedEntry {
             loc: loc.to_string(),
             details: Some(EntryDetails {
-                lastmod: accepted.lastmod,
+                lastmod,
                 changefreq: accepted.changefreq,
                 priority: accepted.priority,
                 alternates,
                 images,
+                videos,
             }),
         },
         dropped,
@@ -122,6 +136,46 @@ fn images(parsed: Vec<Option<String>>, dropped: &mut Vec<DroppedTag>) -> Vec<Str
                 tag: "image:image",
                 value: loc.to_string(),
             });
+        }
+    }
+    kept
+}
+
+/// Videos with what Google requires (see [`accept_video`]), as they will be served: a duration
+/// or date Google would refuse is left out, the video kept.
+fn videos(
+    parsed: Vec<ParsedVideo>,
+    base: &BaseUrl,
+    dropped: &mut Vec<DroppedTag>,
+) -> Vec<RawVideo> {
+    let mut kept = Vec::new();
+    for video in parsed {
+        let text = |v: &Option<String>| v.as_deref().map(|v| trimmed(v).to_string());
+        let raw = RawVideo {
+            thumbnail_loc: text(&video.thumbnail_loc),
+            title: text(&video.title),
+            description: text(&video.description),
+            content_loc: text(&video.content_loc),
+            player_loc: text(&video.player_loc),
+            duration: video
+                .duration
+                .as_deref()
+                .and_then(|d| trimmed(d).parse().ok()),
+            publication_date: video
+                .publication_date
+                .as_deref()
+                .and_then(parse_w3c_datetime),
+        };
+        match accept_video(&raw, base) {
+            Some(accepted) => kept.push(RawVideo {
+                duration: accepted.duration,
+                publication_date: accepted.publication_date.map(|at| at.at()),
+                ..raw
+            }),
+            None => dropped.push(DroppedTag {
+                tag: "video:video",
+                value: raw.title.or(raw.content_loc).unwrap_or_default(),
+            }),
         }
     }
     kept

@@ -17,6 +17,7 @@ use crate::sitemap::writer::SITEMAP_NS;
 
 pub const XHTML_NS: &str = "http://www.w3.org/1999/xhtml";
 pub const IMAGE_NS: &str = "http://www.google.com/schemas/sitemap-image/1.1";
+use crate::sitemap::rich::{NEWS_NS, VIDEO_NS};
 
 /// A `<url>` as the file wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,6 +31,22 @@ pub struct ParsedUrl {
     pub alternates: Vec<ParsedAlternate>,
     /// The `image:loc` of each `image:image` (`None` when it had none).
     pub images: Vec<Option<String>>,
+    /// Each `video:video`, its fields as written.
+    pub videos: Vec<ParsedVideo>,
+    /// The `news:publication_date` of a `news:news`, if it had one.
+    pub news_published: Option<String>,
+}
+
+/// A `video:video` as the file wrote it: the fields sitemapd keeps (others are skipped).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedVideo {
+    pub thumbnail_loc: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub content_loc: Option<String>,
+    pub player_loc: Option<String>,
+    pub duration: Option<String>,
+    pub publication_date: Option<String>,
 }
 
 /// An `xhtml:link rel="alternate"`.
@@ -67,6 +84,8 @@ enum Ns {
     Sitemap,
     Xhtml,
     Image,
+    Video,
+    News,
     Other,
 }
 
@@ -80,10 +99,52 @@ enum Node {
     Link,
     Image,
     ImageLoc,
+    Video,
+    VideoField(VideoField),
+    News,
+    NewsPublished,
     Sitemap,
     SitemapLoc,
     /// Anything else, with everything inside it.
     Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VideoField {
+    ThumbnailLoc,
+    Title,
+    Description,
+    ContentLoc,
+    PlayerLoc,
+    Duration,
+    PublicationDate,
+}
+
+impl VideoField {
+    fn of(name: &[u8]) -> Option<Self> {
+        Some(match name {
+            b"thumbnail_loc" => Self::ThumbnailLoc,
+            b"title" => Self::Title,
+            b"description" => Self::Description,
+            b"content_loc" => Self::ContentLoc,
+            b"player_loc" => Self::PlayerLoc,
+            b"duration" => Self::Duration,
+            b"publication_date" => Self::PublicationDate,
+            _ => return None,
+        })
+    }
+
+    fn slot(self, video: &mut ParsedVideo) -> &mut Option<String> {
+        match self {
+            Self::ThumbnailLoc => &mut video.thumbnail_loc,
+            Self::Title => &mut video.title,
+            Self::Description => &mut video.description,
+            Self::ContentLoc => &mut video.content_loc,
+            Self::PlayerLoc => &mut video.player_loc,
+            Self::Duration => &mut video.duration,
+            Self::PublicationDate => &mut video.publication_date,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +157,14 @@ enum Field {
 
 impl Node {
     fn collects_text(self) -> bool {
-        matches!(self, Self::Field(_) | Self::ImageLoc | Self::SitemapLoc)
+        matches!(
+            self,
+            Self::Field(_)
+                | Self::ImageLoc
+                | Self::VideoField(_)
+                | Self::NewsPublished
+                | Self::SitemapLoc
+        )
     }
 
     fn name(self) -> &'static str {
@@ -111,6 +179,10 @@ impl Node {
             Self::Link => "<xhtml:link>",
             Self::Image => "<image:image>",
             Self::ImageLoc => "<image:loc>",
+            Self::Video => "<video:video>",
+            Self::VideoField(_) => "a field of <video:video>",
+            Self::News => "<news:news>",
+            Self::NewsPublished => "<news:publication_date>",
             Self::Sitemap => "<sitemap>",
             Self::Skipped => "an element",
         }
@@ -125,6 +197,7 @@ pub struct SitemapXml<R> {
     root_seen: bool,
     url: ParsedUrl,
     image: Option<String>,
+    video: ParsedVideo,
     sitemap: Option<(Option<String>, Option<u64>)>,
     text: String,
     unknown: u64,
@@ -139,6 +212,7 @@ impl<R: BufRead> SitemapXml<R> {
             root_seen: false,
             url: ParsedUrl::default(),
             image: None,
+            video: ParsedVideo::default(),
             sitemap: None,
             text: String::new(),
             unknown: 0,
@@ -217,6 +291,7 @@ impl<R: BufRead> SitemapXml<R> {
                 }
             }
             Node::Image => self.image = None,
+            Node::Video => self.video = ParsedVideo::default(),
             Node::Sitemap => self.sitemap = Some((None, line)),
             Node::Link => self.read_link(e).map_err(|m| self.error_at(start, m))?,
             n if n.collects_text() => self.text.clear(),
@@ -250,6 +325,12 @@ impl<R: BufRead> SitemapXml<R> {
             (Some(Node::Url), Ns::Xhtml, b"link") => Node::Link,
             (Some(Node::Url), Ns::Image, b"image") => Node::Image,
             (Some(Node::Image), Ns::Image, b"loc") => Node::ImageLoc,
+            (Some(Node::Url), Ns::Video, b"video") => Node::Video,
+            (Some(Node::Video), Ns::Video, field) => {
+                VideoField::of(field).map_or(Node::Skipped, Node::VideoField)
+            }
+            (Some(Node::Url), Ns::News, b"news") => Node::News,
+            (Some(Node::News), Ns::News, b"publication_date") => Node::NewsPublished,
             (Some(Node::Index), _, b"sitemap") if ours => Node::Sitemap,
             (Some(Node::Sitemap), _, b"loc") if ours => Node::SitemapLoc,
             (Some(Node::Urlset | Node::Url | Node::Index), _, _) => {
@@ -300,6 +381,9 @@ impl<R: BufRead> SitemapXml<R> {
             Node::Field(Field::Priority) => self.url.priority = Some(text()),
             Node::ImageLoc => self.image = Some(text()),
             Node::Image => self.url.images.push(self.image.take()),
+            Node::VideoField(field) => *field.slot(&mut self.video) = Some(text()),
+            Node::Video => self.url.videos.push(std::mem::take(&mut self.video)),
+            Node::NewsPublished => self.url.news_published = Some(text()),
             Node::Url => return Some(Item::Url(std::mem::take(&mut self.url))),
             Node::SitemapLoc => {
                 let loc = text();
@@ -314,7 +398,7 @@ impl<R: BufRead> SitemapXml<R> {
                     line,
                 });
             }
-            Node::Urlset | Node::Index | Node::Link | Node::Skipped => {}
+            Node::Urlset | Node::Index | Node::Link | Node::News | Node::Skipped => {}
         }
         None
     }
@@ -360,6 +444,8 @@ fn namespace(resolved: &ResolveResult) -> Ns {
             uri if uri == SITEMAP_NS.as_bytes() => Ns::Sitemap,
             uri if uri == XHTML_NS.as_bytes() => Ns::Xhtml,
             uri if uri == IMAGE_NS.as_bytes() => Ns::Image,
+            uri if uri == VIDEO_NS.as_bytes() => Ns::Video,
+            uri if uri == NEWS_NS.as_bytes() => Ns::News,
             _ => Ns::Other,
         },
         ResolveResult::Unknown(_) => Ns::Other,
@@ -406,7 +492,9 @@ mod tests {
     <x:link rel="alternate" hreflang="fr" href="https://e.com/fr/a"/>
     <x:link rel="stylesheet" href="https://e.com/s.css"/>
     <pic:image><pic:loc><![CDATA[https://cdn.e.com/1.jpg]]></pic:loc><pic:caption>c</pic:caption></pic:image>
-    <video:video><video:title>t</video:title></video:video>
+    <video:video><video:title>t</video:title><video:tag>x</video:tag></video:video>
+    <n:news xmlns:n="http://www.google.com/schemas/sitemap-news/0.9"><n:title>T</n:title><n:publication_date>2024-05-02</n:publication_date></n:news>
+    <other:thing xmlns:other="urn:x"/>
   </url>
 </urlset>"#;
         let (items, unknown) = read_all(xml);
@@ -423,9 +511,14 @@ mod tests {
                     href: Some("https://e.com/fr/a".into()),
                 }],
                 images: vec![Some("https://cdn.e.com/1.jpg".into())],
+                videos: vec![ParsedVideo {
+                    title: Some("t".into()),
+                    ..ParsedVideo::default()
+                }],
+                news_published: Some("2024-05-02".into()),
             })]
         );
-        assert_eq!(unknown, 2, "the stylesheet link and the video");
+        assert_eq!(unknown, 2, "the stylesheet link and the other element");
     }
 
     #[test]

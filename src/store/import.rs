@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::sitemap::entry::{ChangeFreq, Lastmod, Priority};
+use crate::sitemap::rich::RawVideo;
 
 /// An entry read from a sitemap file by `sitemapd import`, already validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +27,8 @@ pub struct EntryDetails {
     pub alternates: Vec<Alternate>,
     /// `image:loc` of each `image:image`, in file order.
     pub images: Vec<String>,
+    /// Each `video:video` that has what Google requires, in file order.
+    pub videos: Vec<RawVideo>,
 }
 
 /// One alternate language version of an entry.
@@ -47,6 +50,7 @@ pub struct ImportCounts {
     /// Extension rows written.
     pub alternates: u64,
     pub images: u64,
+    pub videos: u64,
 }
 
 impl ImportCounts {
@@ -56,6 +60,7 @@ impl ImportCounts {
         self.unchanged += other.unchanged;
         self.alternates += other.alternates;
         self.images += other.images;
+        self.videos += other.videos;
     }
 
     /// Entries the import went through, for progress reports.
@@ -117,6 +122,7 @@ impl<'a> ImportPlan<'a> {
             unchanged: self.unchanged,
             alternates: details().map(|d| d.alternates.len() as u64).sum(),
             images: details().map(|d| d.images.len() as u64).sum(),
+            videos: details().map(|d| d.videos.len() as u64).sum(),
         }
     }
 }
@@ -138,6 +144,17 @@ pub(super) fn image_rows<'a>(owners: &[(i64, Option<&'a EntryDetails>)]) -> Vec<
         .iter()
         .filter_map(|(id, d)| Some((*id, (*d)?)))
         .flat_map(|(id, d)| d.images.iter().map(move |loc| (id, loc.as_str())))
+        .collect()
+}
+
+/// Video rows to write for `owners`, as `(entry_id, video)`, in file order.
+pub(super) fn video_rows<'a>(
+    owners: &[(i64, Option<&'a EntryDetails>)],
+) -> Vec<(i64, &'a RawVideo)> {
+    owners
+        .iter()
+        .filter_map(|(id, d)| Some((*id, (*d)?)))
+        .flat_map(|(id, d)| d.videos.iter().map(move |v| (id, v)))
         .collect()
 }
 

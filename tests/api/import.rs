@@ -83,8 +83,21 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions(backend: Back
     <image:image><image:loc>https://cdn.example.net/12/a.jpg</image:loc></image:image>
     <image:image><image:loc>https://cdn.example.net/12/b.jpg</image:loc></image:image>
     <video:video xmlns:video="http://www.google.com/schemas/sitemap-video/1.1"><video:title>t</video:title></video:video>
+    <video:video xmlns:video="http://www.google.com/schemas/sitemap-video/1.1">
+      <video:thumbnail_loc>https://cdn.example.net/12/t.jpg</video:thumbnail_loc>
+      <video:title>Grilling &amp; more</video:title><video:description>How to</video:description>
+      <video:player_loc allow_embed="yes">https://www.example.com/player?v=12</video:player_loc>
+      <video:duration>600</video:duration><video:rating>4.2</video:rating>
+    </video:video>
+    <unknown:thing xmlns:unknown="urn:x"/>
   </url>
   <url><loc>https://www.example.com/caf%C3%A9</loc><lastmod>2024-06</lastmod></url>
+  <url><loc>https://www.example.com/2024/merger</loc>
+    <news:news xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">
+      <news:publication><news:name>The Example Times</news:name><news:language>en</news:language></news:publication>
+      <news:publication_date>2024-07-01T10:00:00Z</news:publication_date><news:title>Merger</news:title>
+    </news:news>
+  </url>
 "#,
     );
     std::fs::write(dir.path().join("sitemap.xml"), xml).unwrap();
@@ -94,17 +107,21 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions(backend: Back
     let summary = stdout(&out);
     for line in [
         "files read: 1",
-        "entries inserted: 2",
+        "entries inserted: 3",
         "entries skipped: 0",
         "alternates: 2",
         "images: 2",
+        "videos: 1",
+        "invalid tags dropped: 1",
         "unknown extension elements ignored: 1",
     ] {
         assert!(summary.contains(line), "{line:?} in\n{summary}");
     }
 
     let entries = db.entries().await;
-    assert_eq!(entries.len(), 2);
+    assert_eq!(entries.len(), 3);
+    // The article's publication date is its entry's lastmod.
+    assert_eq!(entries[2].2.as_deref(), Some("2024-07-01T10:00:00"));
     let (id, loc, lastmod, changefreq, priority) = &entries[0];
     assert_eq!(
         loc,
@@ -138,6 +155,16 @@ async fn an_xml_sitemap_is_imported_with_its_fields_and_extensions(backend: Back
             "https://cdn.example.net/12/a.jpg",
             "https://cdn.example.net/12/b.jpg"
         ]
+    );
+    let videos = db
+        .strings(&format!(
+            "SELECT title || ' ' || player_loc || ' ' || duration FROM sitemap_videos \
+             WHERE entry_id = {id} AND content_loc IS NULL"
+        ))
+        .await;
+    assert_eq!(
+        videos,
+        ["Grilling & more https://www.example.com/player?v=12 600"]
     );
 }
 

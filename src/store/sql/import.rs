@@ -6,10 +6,10 @@ use std::collections::HashMap;
 
 use sqlx::Row;
 
-use super::super::import::{alternate_rows, entry_columns, image_rows};
+use super::super::import::{alternate_rows, entry_columns, image_rows, video_rows};
 use super::super::{
     EntryDetails, ImportCounts, ImportPlan, ImportedEntry, StoreError, ALTERNATES_TABLE,
-    IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT,
+    IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, VIDEOS_TABLE,
 };
 use super::{impl_sql, placeholder_list, values_rows};
 
@@ -80,7 +80,7 @@ impl_sql! {
         owners: &[(i64, Option<&EntryDetails>)],
     ) -> Result<(), StoreError> {
         let ids: Vec<i64> = owners.iter().map(|(id, _)| *id).collect();
-        for table in [ALTERNATES_TABLE, IMAGES_TABLE] {
+        for table in [ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE] {
             for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
                 let sql = DB::placeholders(&format!(
                     "DELETE FROM {table} WHERE entry_id IN ({})",
@@ -115,6 +115,26 @@ impl_sql! {
             let mut insert = sqlx::query::<DB>(&sql);
             for (id, loc) in chunk {
                 insert = insert.bind(*id).bind(*loc);
+            }
+            insert.execute(&mut *conn).await?;
+        }
+        for chunk in video_rows(owners).chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let sql = DB::placeholders(&format!(
+                "INSERT INTO {VIDEOS_TABLE} (entry_id, thumbnail_loc, title, description, \
+                 content_loc, player_loc, duration, publication_date) VALUES {}",
+                values_rows(8, chunk.len())
+            ));
+            let mut insert = sqlx::query::<DB>(&sql);
+            for (id, video) in chunk {
+                insert = insert
+                    .bind(*id)
+                    .bind(video.thumbnail_loc.as_deref())
+                    .bind(video.title.as_deref())
+                    .bind(video.description.as_deref())
+                    .bind(video.content_loc.as_deref())
+                    .bind(video.player_loc.as_deref())
+                    .bind(video.duration)
+                    .bind(video.publication_date.map(DB::written));
             }
             insert.execute(&mut *conn).await?;
         }
