@@ -1,5 +1,6 @@
-//! The README's MySQL views over CMS tables (WordPress's `wp_posts`, a PHP `articles` table),
-//! read from the README itself and served from MariaDB: what they promise is what is served.
+//! The README's MySQL views over CMS tables (WordPress's `wp_posts` alone and as four groups, a
+//! PHP `articles` table), read from the README itself and served from MariaDB: what they
+//! promise is what is served.
 
 use crate::helpers::*;
 
@@ -188,5 +189,201 @@ async fn a_priority_that_is_no_number_is_dropped_not_read_as_zero() {
     assert!(
         xml.contains("<loc>https://www.example.com/d</loc><priority>1.0</priority>"),
         "{xml}"
+    );
+}
+
+/// The tables of WordPress the group views read, as WordPress declares them (the columns used).
+const WP_SITE: &str = "CREATE TABLE wp_posts (
+    ID bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    post_date datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_date_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_title text NOT NULL,
+    post_modified_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_status varchar(20) NOT NULL DEFAULT 'publish',
+    post_password varchar(255) NOT NULL DEFAULT '',
+    post_name varchar(200) NOT NULL DEFAULT '',
+    post_type varchar(20) NOT NULL DEFAULT 'post',
+    post_parent bigint(20) unsigned NOT NULL DEFAULT 0
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  CREATE TABLE wp_options (
+    option_id bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    option_name varchar(191) NOT NULL DEFAULT '' UNIQUE,
+    option_value longtext NOT NULL
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  CREATE TABLE wp_terms (
+    term_id bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    name varchar(200) NOT NULL DEFAULT '',
+    slug varchar(200) NOT NULL DEFAULT ''
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  CREATE TABLE wp_term_taxonomy (
+    term_taxonomy_id bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    term_id bigint(20) unsigned NOT NULL DEFAULT 0,
+    taxonomy varchar(32) NOT NULL DEFAULT '',
+    parent bigint(20) unsigned NOT NULL DEFAULT 0,
+    count bigint(20) NOT NULL DEFAULT 0
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  CREATE TABLE wp_term_relationships (
+    object_id bigint(20) unsigned NOT NULL DEFAULT 0,
+    term_taxonomy_id bigint(20) unsigned NOT NULL DEFAULT 0,
+    PRIMARY KEY (object_id, term_taxonomy_id)
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  INSERT INTO wp_posts (ID, post_date, post_date_gmt, post_title, post_modified_gmt, post_status, post_password, post_name, post_type, post_parent) VALUES
+    (1, UTC_TIMESTAMP() - INTERVAL 1 HOUR, UTC_TIMESTAMP() - INTERVAL 1 HOUR, 'Merger talks & more', UTC_TIMESTAMP() - INTERVAL 1 HOUR, 'publish', '', 'merger', 'post', 0),
+    (2, '2024-01-01 00:00:00', '2024-01-01 00:00:00', 'About', '2024-02-01 00:00:00', 'publish', '', 'about', 'page', 0),
+    (3, '2024-01-02 00:00:00', '2024-01-02 00:00:00', 'Team', '2024-02-02 00:00:00', 'publish', '', 'team', 'page', 2),
+    (4, '2024-01-03 00:00:00', '2024-01-03 00:00:00', 'Lead', '2024-02-03 00:00:00', 'publish', '', 'lead', 'page', 3),
+    (5, '2024-01-04 00:00:00', '2024-01-04 00:00:00', 'Home', '2024-02-04 00:00:00', 'publish', '', 'home', 'page', 0),
+    (6, '2024-04-01 00:00:00', '0000-00-00 00:00:00', 'Draft', '2024-04-01 00:00:00', 'draft', '', 'not-yet', 'post', 0),
+    (7, '2024-03-05 10:00:00', '2024-03-05 09:00:00', 'Old news', '2024-03-06 08:30:00', 'publish', '', 'old-news', 'post', 0),
+    (8, '2024-01-05 00:00:00', '2024-01-05 00:00:00', 'Members', '2024-02-05 00:00:00', 'publish', 'secret', 'members', 'page', 0);
+  INSERT INTO wp_options (option_name, option_value) VALUES ('show_on_front', 'page'), ('page_on_front', '5');
+  INSERT INTO wp_terms (term_id, name, slug) VALUES (1, 'Uncategorized', 'uncategorized'), (2, 'World', 'world'), (3, 'Europe', 'europe');
+  INSERT INTO wp_term_taxonomy (term_taxonomy_id, term_id, taxonomy, parent, count) VALUES
+    (1, 1, 'category', 0, 0), (2, 2, 'category', 0, 2), (3, 3, 'category', 2, 1);
+  INSERT INTO wp_term_relationships (object_id, term_taxonomy_id) VALUES (1, 2), (7, 2), (7, 3);";
+
+/// The README's sites file with the four groups.
+fn readme_groups_file() -> String {
+    let readme = include_str!("../../README.md");
+    readme
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .find(|block| block.contains("kind = \"news\""))
+        .expect("README.md has a sites file with a news group")
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(WP_SITE).await;
+    for view in [
+        "sitemap_wp_posts",
+        "sitemap_wp_pages",
+        "sitemap_wp_categories",
+        "sitemap_wp_news",
+    ] {
+        db.exec(&readme_view(view)).await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sites = dir.path().join("sites.toml");
+    std::fs::write(&sites, readme_groups_file()).unwrap();
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("SITEMAP_SITES_FILE", sites.to_str().unwrap()),
+            ("SITEMAP_REFRESH_SECS", "1"),
+        ],
+    )
+    .await;
+    let get = |path: &'static str| {
+        let app = &app;
+        async move {
+            let resp = app.get_with(path, &[("host", "news.example.com")]).await;
+            assert_eq!(resp.status(), 200, "{path}");
+            let xml = gunzip(&resp.bytes().await.unwrap());
+            assert_valid(&xml, Schema::Urlset);
+            String::from_utf8(xml).unwrap()
+        }
+    };
+    let index = app
+        .get_with("/sitemap_index.xml", &[("host", "news.example.com")])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        locs(index.as_bytes()),
+        [
+            "https://news.example.com/sitemap-posts-1.xml.gz",
+            "https://news.example.com/sitemap-pages-1.xml.gz",
+            "https://news.example.com/sitemap-categories-1.xml.gz",
+            "https://news.example.com/sitemap-news-1.xml.gz",
+        ]
+    );
+    // The front page is a static page: it is /, and the posts group has no home row.
+    let posts = get("/sitemap-posts-1.xml.gz").await;
+    let year_month = chrono::Utc::now() - chrono::Duration::hours(1);
+    let merger = format!(
+        "https://news.example.com/{}/merger/",
+        year_month.format("%Y/%m")
+    );
+    // The post's date is local time in WordPress; the test server's local time is UTC.
+    assert_eq!(
+        locs(posts.as_bytes()),
+        [
+            merger.clone(),
+            "https://news.example.com/2024/03/old-news/".into()
+        ]
+    );
+    let pages = get("/sitemap-pages-1.xml.gz").await;
+    assert_eq!(
+        locs(pages.as_bytes()),
+        [
+            "https://news.example.com/about/",
+            "https://news.example.com/about/team/",
+            "https://news.example.com/about/team/lead/",
+            "https://news.example.com/",
+        ]
+    );
+    let categories = get("/sitemap-categories-1.xml.gz").await;
+    assert_eq!(
+        locs(categories.as_bytes()),
+        ["https://news.example.com/category/world/"]
+    );
+    // Dated by its latest post, the merger.
+    let lastmod_of = |xml: &str, loc: &str| {
+        url_fields(xml.as_bytes())
+            .into_iter()
+            .find(|fields| fields["loc"] == loc)
+            .and_then(|fields| fields.get("lastmod").cloned())
+    };
+    assert!(lastmod_of(&posts, &merger).is_some(), "{posts}");
+    assert_eq!(
+        lastmod_of(&categories, "https://news.example.com/category/world/"),
+        lastmod_of(&posts, &merger)
+    );
+    // Only the article of the last 48 hours, with the group's publication.
+    let news = get("/sitemap-news-1.xml.gz").await;
+    assert_eq!(locs(news.as_bytes()), [merger]);
+    assert!(
+        news.contains("<news:name>The Example Times</news:name><news:language>en</news:language>")
+            && news.contains("<news:title>Merger talks &amp; more</news:title>"),
+        "{news}"
+    );
+
+    // The home page lists the latest posts from now on: it joins the posts group, and the
+    // former front page takes its own path. The categories' file does not change.
+    let categories_etag = header(
+        &app.get_with(
+            "/sitemap-categories-1.xml.gz",
+            &[("host", "news.example.com")],
+        )
+        .await,
+        "etag",
+    )
+    .to_string();
+    db.exec("UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front'")
+        .await;
+    app.sweep().await;
+    let posts = get("/sitemap-posts-1.xml.gz").await;
+    assert_eq!(locs(posts.as_bytes())[0], "https://news.example.com/");
+    let pages = get("/sitemap-pages-1.xml.gz").await;
+    assert!(
+        pages.contains("<loc>https://news.example.com/home/</loc>"),
+        "{pages}"
+    );
+    assert_eq!(
+        header(
+            &app.get_with(
+                "/sitemap-categories-1.xml.gz",
+                &[("host", "news.example.com")]
+            )
+            .await,
+            "etag"
+        ),
+        categories_etag
     );
 }
