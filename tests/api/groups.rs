@@ -10,12 +10,11 @@ crate::on_each_database!(
     groups_with_the_same_ids_stay_apart,
     a_change_in_one_group_leaves_the_others_files_alone,
     a_news_article_enters_and_then_ages_out_without_a_database_change,
+    check_and_export_go_through_every_group,
 );
 
-/// Posts and pages with the same ids (1 to 3), each behind a view of its own, served as two
-/// groups of one site.
-async fn posts_and_pages(backend: Backend) -> (TestDb, TestApp) {
-    let db = TestDb::on(backend).await;
+/// Posts and pages with the same ids (1 to 3), each behind a view of its own.
+async fn posts_and_pages_views(db: &TestDb) {
     db.migrate().await;
     // `||` concatenates in sitemapd's MySQL sessions too (PIPES_AS_CONCAT).
     db.exec(
@@ -29,6 +28,12 @@ async fn posts_and_pages(backend: Backend) -> (TestDb, TestApp) {
            NULL AS changefreq, NULL AS priority FROM pages;",
     )
     .await;
+}
+
+/// The posts and pages views served as two groups of one site.
+async fn posts_and_pages(backend: Backend) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    posts_and_pages_views(&db).await;
     let app = spawn_app(
         &db.url,
         &[
@@ -414,4 +419,50 @@ async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backe
         header(&get_www(&app, "/sitemap-pages-1.xml.gz").await, "etag"),
         pages_etag
     );
+}
+
+async fn check_and_export_go_through_every_group(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    posts_and_pages_views(&db).await;
+    db.exec("UPDATE pages SET slug = 'a b' WHERE id = 3").await;
+    let vars = [
+        ("DATABASE_URL", db.url.as_str()),
+        ("SITEMAP_BASE_URL", BASE),
+        ("SITEMAP_GROUPS", "posts=sitemap_posts,pages=sitemap_pages"),
+        ("SITEMAP_PAGE_SIZE", "2"),
+    ];
+    let out = Sitemapd::new(["check"]).envs(&vars).output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // Counted per group, in configured order; the page with a space is encoded, not skipped.
+    let posts = stdout.find("group posts (sitemap_posts)").expect(&stdout);
+    let pages = stdout.find("group pages (sitemap_pages)").expect(&stdout);
+    assert!(posts < pages, "{stdout}");
+    assert_eq!(stdout.matches("entries served: 3").count(), 2, "{stdout}");
+
+    let dir = export(&vars);
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for name in [
+        "sitemap-posts-1.xml.gz",
+        "sitemap-posts-2.xml.gz",
+        "sitemap-pages-1.xml.gz",
+        "sitemap-pages-2.xml.gz",
+        "sitemap-pages-2.txt",
+        "sitemap_index.xml",
+        "robots.txt",
+    ] {
+        assert!(files.contains(&name.to_string()), "{name} not in {files:?}");
+    }
+    assert!(
+        !files.contains(&"sitemap-1.xml.gz".to_string()),
+        "{files:?}"
+    );
+    let index = std::fs::read(dir.path().join("sitemap_index.xml")).unwrap();
+    assert_eq!(locs(&index).len(), 4);
+    let text = std::fs::read_to_string(dir.path().join("sitemap-pages-2.txt")).unwrap();
+    assert_eq!(text, "https://www.example.com/a%20b\n");
 }
