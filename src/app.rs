@@ -284,7 +284,10 @@ fn group_settings(
         robots.rules_text
     );
     if let Some(name) = &group.name {
-        described.push_str(&format!("\ngroup {name} {news:?}"));
+        described.push_str(&format!(
+            "\ngroup {name} {news:?} extensions={}",
+            group.extensions
+        ));
     }
     GroupSettings {
         name: group.name.clone(),
@@ -305,6 +308,15 @@ fn group_settings(
             GroupKind::News(_) => 0,
         },
         source: group.source.clone(),
+        extensions: group.extensions,
+        site_groups: group.name.is_some().then(|| {
+            let groups: Vec<_> = site
+                .groups
+                .iter()
+                .map(|g| (&g.name, &g.source, &g.kind))
+                .collect();
+            crate::sitemap::Fingerprint::of(format!("{groups:?}").as_bytes())
+        }),
         robots_body: Bytes::from(robots.body.clone()),
     }
 }

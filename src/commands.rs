@@ -61,10 +61,12 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
         let store = store.for_source(&group.source);
         let rows = match &group.kind {
-            GroupKind::Urls => store.entries(IdRange::ALL, Namespaces::ALL),
+            GroupKind::Urls if group.extensions => store.entries(IdRange::ALL, Namespaces::ALL),
+            GroupKind::Urls => store.entries(IdRange::ALL, Namespaces::NONE),
             GroupKind::News(publication) => {
-                let since = chrono::Utc::now().timestamp() - config.news_window.as_secs() as i64;
-                store.articles(IdRange::ALL, since, publication)
+                let now = chrono::Utc::now().timestamp();
+                let since = now - config.news_window.as_secs() as i64;
+                store.articles(IdRange::ALL, since, now, publication)
             }
         };
         worst = worst.max(check_group(rows, &rules).await?);

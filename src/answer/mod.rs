@@ -152,14 +152,11 @@ impl Reader {
             File::Index => Document::small(XML, &site.together().index, accepts),
             File::FeedAtom | File::FeedRss => {
                 let together = site.together();
-                let feeds = together
-                    .feeds
-                    .as_ref()
-                    .ok_or(match site.first().feed_size {
-                        0 => AnswerError::NotFound,
-                        // Stored files are served at once; the feeds come with the first sweep.
-                        _ => AnswerError::FirstSweep,
-                    })?;
+                let feeds = together.feeds.as_ref().ok_or(match site.has_feeds() {
+                    false => AnswerError::NotFound,
+                    // Stored files are served at once; the feeds come with the first sweep.
+                    true => AnswerError::FirstSweep,
+                })?;
                 match file {
                     File::FeedAtom => Document::small(ATOM, &feeds.atom, accepts),
                     _ => Document::small(RSS, &feeds.rss, accepts),

@@ -129,7 +129,7 @@ impl<'a> PageEntries<'a> {
             group,
             page_no: page.no,
             declared,
-            rows: group.rows(served.range, declared, served.news_since),
+            rows: group.rows(served.range, declared, served.news_at),
             builder: PageBuilder::declared(&group.style, group.page_size, declared),
             element: Vec::with_capacity(512),
             overflowed: false,

@@ -18,6 +18,10 @@ pub struct GroupConfig {
     pub kind: GroupKind,
     /// Most URLs per file, when the group sets its own (else SITEMAP_PAGE_SIZE; news: 1,000).
     pub page_size: Option<usize>,
+    /// Whether rows of the extension tables (`sitemap_alternates`, `sitemap_images`,
+    /// `sitemap_videos`), keyed by entry id, belong to this group's entries. Groups have ids of
+    /// their own, so by default only a site's first group of URLs has them.
+    pub extensions: bool,
 }
 
 /// What a group's rows are and how its files are written.
@@ -44,6 +48,7 @@ impl GroupConfig {
             source: source.to_string(),
             kind: GroupKind::Urls,
             page_size: None,
+            extensions: true,
         }
     }
 
@@ -96,6 +101,8 @@ pub fn parse_group_list(raw: &str) -> Result<Vec<GroupConfig>, String> {
             source: source.to_string(),
             kind: GroupKind::Urls,
             page_size: None,
+            // The extension tables' ids are the first group's.
+            extensions: groups.is_empty(),
         });
     }
     if groups.is_empty() {

@@ -45,6 +45,7 @@ struct GroupEntry {
     page_size: Option<usize>,
     news_name: Option<String>,
     news_language: Option<String>,
+    extensions: Option<bool>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -157,6 +158,11 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
             ));
         }
         let kind = match table.kind.as_deref().unwrap_or("urls") {
+            "urls" if table.news_name.is_some() || table.news_language.is_some() => {
+                return Err(format!(
+                    "group {name}: news_name and news_language are for kind = \"news\""
+                ))
+            }
             "urls" => GroupKind::Urls,
             "news" => GroupKind::News(news_publication(
                 &name,
@@ -174,11 +180,20 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
                 "group {name}: page_size {n} must be an integer from 1 to {most}"
             ));
         }
+        let is_news = matches!(kind, GroupKind::News(_));
+        if is_news && table.extensions == Some(true) {
+            return Err(format!(
+                "news group {name}: extensions are for groups of URLs (kind = \"urls\")"
+            ));
+        }
+        // By default the extension tables' ids are those of the first group of URLs.
+        let first_of_urls = !is_news && groups.iter().all(|g| matches!(g.kind, GroupKind::News(_)));
         groups.push(GroupConfig {
             name: Some(name),
             source: table.source,
             kind,
             page_size: table.page_size,
+            extensions: !is_news && table.extensions.unwrap_or(first_of_urls),
         });
     }
     Ok(groups)

@@ -40,6 +40,12 @@ pub struct GroupSettings {
     pub feed_size: usize,
     /// The table or view entries are read from.
     pub source: String,
+    /// Whether the extension tables' rows belong to this group's entries.
+    pub extensions: bool,
+    /// Of a site with named groups: a fingerprint of its groups (names, sources, kinds, in
+    /// order), which dates this group's index too, so the site's one index gets a new time
+    /// when a group is added, removed or moved, even if no group's own files changed.
+    pub site_groups: Option<Fingerprint>,
     /// robots.txt as served.
     pub robots_body: Bytes,
     /// A fingerprint of everything besides the rows that decides the files' bytes (version,
@@ -57,7 +63,8 @@ pub struct News {
 }
 
 impl News {
-    /// The oldest publication time (unix seconds) still listed at `now`.
+    /// The oldest publication time (unix seconds) still listed at `now` (articles published
+    /// after `now` wait for their time).
     pub fn since(&self, now: i64) -> i64 {
         now.saturating_sub(self.window_secs)
     }
@@ -77,6 +84,10 @@ pub struct Group {
     pub page_size: usize,
     pub feed_size: usize,
     pub source: String,
+    /// See [`GroupSettings::extensions`].
+    pub extensions: bool,
+    /// See [`GroupSettings::site_groups`].
+    pub site_groups: Option<Fingerprint>,
     /// See [`GroupSettings::settings`].
     pub settings: Fingerprint,
     /// The database, reading this site's source.
@@ -134,6 +145,8 @@ impl Group {
             page_size,
             feed_size,
             source,
+            extensions,
+            site_groups,
             robots_body,
             settings: laid_out_under,
         } = settings;
@@ -159,6 +172,8 @@ impl Group {
             page_size,
             feed_size,
             source,
+            extensions,
+            site_groups,
             settings: laid_out_under,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
@@ -212,20 +227,36 @@ impl Group {
         }
     }
 
-    /// The group's rows with ids in `range`, in id order: a news group's articles published at
-    /// or after `news_since` (by default, those inside its window now) with the publication's
-    /// defaults filled in; any other group's entries with the extension rows `wanted` names.
+    /// The group's rows with ids in `range`, in id order: a news group's articles published in
+    /// its window before `news_at` (by default, now) with the publication's defaults filled in;
+    /// any other group's entries with the extension rows `wanted` names (none unless the
+    /// extension tables belong to this group).
     pub fn rows(
         &self,
         range: IdRange,
         wanted: Namespaces,
-        news_since: Option<i64>,
+        news_at: Option<i64>,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
         let Some(news) = &self.news else {
+            let wanted = match self.extensions {
+                true => wanted,
+                false => Namespaces::NONE,
+            };
             return self.store.entries(range, wanted);
         };
-        let since = news_since.unwrap_or_else(|| news.since(chrono::Utc::now().timestamp()));
-        self.store.articles(range, since, &news.publication)
+        let at = news_at.unwrap_or_else(|| chrono::Utc::now().timestamp());
+        self.store
+            .articles(range, news.since(at), at, &news.publication)
+    }
+
+    /// What the validators of the group's index are dated by: its bytes, and for named groups
+    /// the site's list of groups too (see [`GroupSettings::site_groups`]).
+    pub fn index_fingerprint(&self, index: &[u8]) -> Fingerprint {
+        let own = Fingerprint::of(index);
+        match self.site_groups {
+            None => own,
+            Some(groups) => Fingerprint::of(format!("{} {}", own.hex(), groups.hex()).as_bytes()),
+        }
     }
 
     /// The group's name as a metric label: empty for the unnamed group.

@@ -84,6 +84,11 @@ impl Site {
             .unwrap_or(Readiness::Current)
     }
 
+    /// Whether the site serves feeds: some group has them (news groups never do).
+    pub fn has_feeds(&self) -> bool {
+        self.groups.iter().any(|g| g.feed_size > 0)
+    }
+
     /// The index and feeds of the groups' current snapshots (made again only when one of the
     /// snapshots changed since).
     pub fn together(&self) -> Arc<Together> {

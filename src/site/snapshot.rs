@@ -49,11 +49,11 @@ pub struct Snapshot {
     pub robots: SmallDoc,
     /// The Atom and RSS feeds, unless SITEMAP_FEED_SIZE is 0.
     pub feeds: Option<Feeds>,
-    /// A news group's files list the articles published at or after this time (unix seconds),
-    /// as they were measured: renders read the same articles until the next sweep, so time
-    /// alone never makes a render differ from its ETag. `None`: not measured in this process
-    /// (renders take the window as of now) or not a news group.
-    pub news_since: Option<i64>,
+    /// The instant (unix seconds) a news group's files were measured at: they list the
+    /// articles published in the window before it. Renders read the same articles until the
+    /// next sweep, so time alone never makes a render differ from its ETag. `None`: not a news
+    /// group, or none measured yet in this process (renders take the window as of now).
+    pub news_at: Option<i64>,
 }
 
 /// A small whole document kept in memory, with its gzip form made on first request.
@@ -96,8 +96,8 @@ pub struct FeedBodies {
 pub struct ServedPage {
     pub page: Page,
     pub range: IdRange,
-    /// See [`Snapshot::news_since`].
-    pub news_since: Option<i64>,
+    /// See [`Snapshot::news_at`].
+    pub news_at: Option<i64>,
 }
 
 /// Where a group's documents are written for: the style of every document, the URL its files
@@ -123,7 +123,7 @@ impl Snapshot {
             robots: SmallDoc::new(robots_body.clone(), dated(&robots_body)),
             feeds: None,
             layout,
-            news_since: None,
+            news_at: None,
         }
     }
 
@@ -133,7 +133,7 @@ impl Snapshot {
         Some(ServedPage {
             page: page.clone(),
             range: self.layout.range(index),
-            news_since: self.news_since,
+            news_at: self.news_at,
         })
     }
 
@@ -212,7 +212,7 @@ impl Snapshot {
                 entries: f.entries,
             }),
             layout,
-            news_since: self.news_since,
+            news_at: self.news_at,
         }
     }
 }

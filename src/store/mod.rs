@@ -215,19 +215,22 @@ impl Store {
         .boxed()
     }
 
-    /// A news source's articles with ids in `range`, published at or after `since` (unix
-    /// seconds), in id order, with what a row leaves NULL taken from `defaults`. The optional
-    /// columns are read when the source has them.
+    /// A news source's articles with ids in `range`, published from `since` to `until` (unix
+    /// seconds, both included), in id order, with what a row leaves NULL taken from `defaults`.
+    /// The optional columns are read when the source has them.
     pub fn articles<'a>(
         &'a self,
         range: IdRange,
         since: i64,
+        until: i64,
         defaults: &'a NewsPublication,
     ) -> BoxStream<'a, Result<RawEntry, StoreError>> {
         let read = async move {
-            let optional = each!(self, s => s.has_article_columns().await);
-            let since_us = since.saturating_mul(1_000_000);
-            each!(self, s => s.articles(range, since_us, optional).await)
+            let optional = each!(self, s => s.has_article_columns().await)?;
+            let micros = |secs: i64| secs.saturating_mul(1_000_000);
+            // The end of `until`'s second is in.
+            let window = (micros(since), micros(until) + 999_999);
+            each!(self, s => s.articles(range, window, optional).await)
         };
         stream::once(read)
             .map_ok(move |rows| {

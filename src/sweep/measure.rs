@@ -25,14 +25,14 @@ pub struct ScannedPage {
 /// How a group's pages are measured: the same rules and style the renderer uses.
 pub struct Measure<'a> {
     group: &'a Group,
-    /// A news group's articles published before this are left out (see
-    /// [`crate::site::Snapshot::news_since`]).
-    news_since: Option<i64>,
+    /// The instant a news group's window is measured at (see
+    /// [`crate::site::Snapshot::news_at`]).
+    news_at: Option<i64>,
 }
 
 impl<'a> Measure<'a> {
-    pub fn of(group: &'a Group, news_since: Option<i64>) -> Self {
-        Self { group, news_since }
+    pub fn of(group: &'a Group, news_at: Option<i64>) -> Self {
+        Self { group, news_at }
     }
 
     /// Reads the rows of the given pages (one query per run of neighbouring pages) and
@@ -50,7 +50,7 @@ impl<'a> Measure<'a> {
             };
             let mut current = 0;
             let mut scan = self.page_scan(layout, run[0]);
-            let mut rows = self.group.rows(range, Namespaces::ALL, self.news_since);
+            let mut rows = self.group.rows(range, Namespaces::ALL, self.news_at);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 while !layout.range(run[current]).contains(raw.id) && current + 1 < run.len() {
@@ -103,9 +103,9 @@ impl<'a> Measure<'a> {
         for (i, &first) in firsts.iter().enumerate() {
             let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
             let mut page = PageBuilder::measuring(&self.group.style, self.group.page_size);
-            let mut rows =
-                self.group
-                    .rows(IdRange { first, last }, Namespaces::ALL, self.news_since);
+            let mut rows = self
+                .group
+                .rows(IdRange { first, last }, Namespaces::ALL, self.news_at);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 if let Ok(entry) = self.group.rules.write(&raw, &mut element, Namespaces::ALL) {

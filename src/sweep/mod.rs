@@ -137,7 +137,10 @@ impl Sweeper {
             // Under other settings, the first sweep starts from these boundaries.
             sweeper.install_stored(&stored);
         }
-        if opening != Opening::FirstSweep {
+        // A news group's stored files were measured at an instant this process does not know,
+        // so renders could not read the same articles: they are served from its first sweep
+        // on, which reads only the articles of its window.
+        if opening != Opening::FirstSweep && sweeper.group.news.is_none() {
             sweeper.group.set_readiness(Readiness::Verifying);
         }
         tracing::info!(group = %sweeper.group.key, ?opening, change_log_from = ?feed.start, "opened");
@@ -189,14 +192,11 @@ impl Sweeper {
     }
 
     async fn sweep_locked(&self, mut change: Change) -> Result<(), SweepError> {
-        // Time alone changes a news group's files (articles age out of its window): each sweep
-        // measures all of them as of one instant, which renders then keep to.
-        let news_since = self
-            .group
-            .news
-            .as_ref()
-            .map(|news| news.since(Utc::now().timestamp()));
-        if news_since.is_some() {
+        // Time alone changes a news group's files (articles enter when their publication time
+        // comes and leave as they age): each sweep measures all of them as of one instant,
+        // which renders then keep to.
+        let news_at = self.group.news.as_ref().map(|_| Utc::now().timestamp());
+        if news_at.is_some() {
             change = Change::Everything;
         }
         for _attempt in 0..SWEEP_TRIES {
@@ -214,7 +214,7 @@ impl Sweeper {
                 return Ok(());
             }
             self.metrics.files_measured.inc_by(files.len() as u64);
-            let scanned = Measure::of(&self.group, news_since)
+            let scanned = Measure::of(&self.group, news_at)
                 .scan(&current.layout, &files)
                 .await?;
             let feeds = feeds::read(&self.group).await?;
@@ -223,7 +223,7 @@ impl Sweeper {
             if let Some(summaries) = &summaries {
                 keep_summaries(&mut measured, &current.layout, &files, summaries);
             }
-            let measured = self.compact(measured, news_since, now).await?;
+            let measured = self.compact(measured, news_at, now).await?;
             let mut whole_files = vec![
                 WholeFile {
                     name: ROBOTS_FILE,
@@ -254,7 +254,7 @@ impl Sweeper {
                 Saved::State(saved) => {
                     let mut next =
                         current.settled(&proposal.layout, &saved, feeds, self.group.publication());
-                    next.news_since = news_since;
+                    next.news_at = news_at;
                     let index_changed = next.index.validators.changed_at >= now;
                     self.group.install(next);
                     report_skips(&current, &self.group.snapshot());
@@ -313,7 +313,7 @@ impl Sweeper {
     async fn compact(
         &self,
         layout: Layout,
-        news_since: Option<i64>,
+        news_at: Option<i64>,
         now: i64,
     ) -> Result<Layout, StoreError> {
         let runs = compact::mergeable_runs(&layout, self.group.page_size);
@@ -322,7 +322,7 @@ impl Sweeper {
         }
         let (merged, indexes) = compact::merge(&layout, &runs);
         self.metrics.files_measured.inc_by(indexes.len() as u64);
-        let scanned = Measure::of(&self.group, news_since)
+        let scanned = Measure::of(&self.group, news_at)
             .scan(&merged, &indexes)
             .await?;
         Ok(apply_scan(&merged, scanned, &self.group.style, now))

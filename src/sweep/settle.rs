@@ -46,7 +46,7 @@ impl Proposal {
                 changed_at: settle_time(before, fingerprint, now),
             }
         };
-        let files = std::iter::once(file(INDEX_FILE, Fingerprint::of(&index)))
+        let files = std::iter::once(file(INDEX_FILE, group.index_fingerprint(&index)))
             .chain(self.whole_files.iter().map(|f| file(f.name, f.fingerprint)))
             .collect();
         (layout.to_records(), files)

@@ -267,6 +267,10 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
     ] {
         db.exec(&readme_view(view)).await;
     }
+    // Page 2 and category 2 share the id: the image is the page's (posts and pages take the
+    // extension tables in the README's file, categories do not).
+    db.insert_images(&[(2, "https://cdn.example.net/about.jpg")])
+        .await;
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites.toml");
     std::fs::write(&sites, readme_groups_file()).unwrap();
@@ -323,16 +327,23 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
         locs(pages.as_bytes()),
         [
             "https://news.example.com/about/",
+            // (`locs` reads every `loc`, the image's too)
+            "https://cdn.example.net/about.jpg",
             "https://news.example.com/about/team/",
             "https://news.example.com/about/team/lead/",
             "https://news.example.com/",
         ]
+    );
+    assert!(
+        pages.contains("<loc>https://news.example.com/about/</loc><lastmod>2024-02-01T00:00:00+00:00</lastmod><changefreq>monthly</changefreq><image:image>"),
+        "{pages}"
     );
     let categories = get("/sitemap-categories-1.xml.gz").await;
     assert_eq!(
         locs(categories.as_bytes()),
         ["https://news.example.com/category/world/"]
     );
+    assert!(!categories.contains("image"), "{categories}");
     // Dated by its latest post, the merger.
     let lastmod_of = |xml: &str, loc: &str| {
         url_fields(xml.as_bytes())

@@ -9,8 +9,11 @@ crate::on_each_database!(
     without_groups_the_files_are_those_of_before,
     groups_with_the_same_ids_stay_apart,
     a_change_in_one_group_leaves_the_others_files_alone,
+    the_extension_tables_belong_to_the_first_group,
+    removing_a_group_gives_the_index_a_new_time,
     a_news_article_enters_and_then_ages_out_without_a_database_change,
     check_and_export_go_through_every_group,
+    a_restart_after_articles_aged_serves_what_the_window_holds_now,
 );
 
 /// Posts and pages with the same ids (1 to 3), each behind a view of its own.
@@ -124,6 +127,60 @@ async fn a_change_in_one_group_leaves_the_others_files_alone(backend: Backend) {
     // The index lists the changed file's new time, so its own ETag moves.
     let index_after = app.get("/sitemap_index.xml").await;
     assert_ne!(header(&index_after, "etag"), index_etag);
+}
+
+async fn the_extension_tables_belong_to_the_first_group(backend: Backend) {
+    let (db, app) = posts_and_pages(backend).await;
+    let pages_etag = header(&app.get("/sitemap-pages-1.xml.gz").await, "etag").to_string();
+    // Post 1 and page 1 share the id; the image is the post's.
+    db.insert_images(&[(1, "https://cdn.example.net/hello.jpg")])
+        .await;
+    app.sweep().await;
+    let posts = gunzip(
+        &app.get("/sitemap-posts-1.xml.gz")
+            .await
+            .bytes()
+            .await
+            .unwrap(),
+    );
+    let posts = String::from_utf8(posts).unwrap();
+    assert!(
+        posts.contains("<url><loc>https://www.example.com/blog/hello</loc><image:image>"),
+        "{posts}"
+    );
+    let pages = app.get("/sitemap-pages-1.xml.gz").await;
+    assert_eq!(header(&pages, "etag"), pages_etag);
+    let pages = String::from_utf8(gunzip(&pages.bytes().await.unwrap())).unwrap();
+    assert!(!pages.contains("image"), "{pages}");
+}
+
+async fn removing_a_group_gives_the_index_a_new_time(backend: Backend) {
+    let (db, both) = posts_and_pages(backend).await;
+    let before = both.get("/sitemap_index.xml").await;
+    let last_modified = header(&before, "last-modified").to_string();
+    drop(both);
+    // No file of the posts changes, but the index no longer lists the pages.
+    let posts_only = spawn_app(
+        &db.url,
+        &[
+            ("SITEMAP_GROUPS", "posts=sitemap_posts"),
+            ("SITEMAP_PAGE_SIZE", "2"),
+        ],
+    )
+    .await;
+    let after = posts_only
+        .get_with(
+            "/sitemap_index.xml",
+            &[("if-modified-since", &last_modified)],
+        )
+        .await;
+    assert_eq!(
+        after.status(),
+        200,
+        "If-Modified-Since must not hide the change"
+    );
+    assert_ne!(header(&after, "last-modified"), last_modified);
+    assert_eq!(posts_only.index_pages().await.len(), 2);
 }
 
 /// Three files of two entries, with every field and extension, and a URL that needs escaping.
@@ -271,10 +328,21 @@ fn bad_groups_stop_the_start_with_one_line() {
     refused(&file, &["SITEMAP_SITES_FILE", "bad-name"]);
     with_group("name = \"a\"\nsource = \"x\"\n[[site.group]]\nname = \"a\"\nsource = \"y\"");
     refused(&file, &["SITEMAP_SITES_FILE", "repeated"]);
+    with_group("name = \"posts\"\nsource = \"p\"\nnews_name = \"The Daily\"");
+    refused(&file, &["SITEMAP_SITES_FILE", "news_name"]);
 }
 
 /// Pages from the built-in table and a news group reading `articles`, from a sites file.
 async fn publisher(db: &TestDb, window_secs: &str) -> (tempfile::TempDir, TestApp) {
+    publisher_started(db, window_secs, true).await
+}
+
+/// [`publisher`], waiting for its first sweeps when `current`, else as it is when it listens.
+async fn publisher_started(
+    db: &TestDb,
+    window_secs: &str,
+    current: bool,
+) -> (tempfile::TempDir, TestApp) {
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites.toml");
     std::fs::write(
@@ -285,15 +353,15 @@ async fn publisher(db: &TestDb, window_secs: &str) -> (tempfile::TempDir, TestAp
          news_name = \"The Example Times\"\nnews_language = \"en\"\n",
     )
     .unwrap();
-    let app = spawn_app(
-        &db.url,
-        &[
-            ("SITEMAP_SITES_FILE", sites.to_str().unwrap()),
-            ("SITEMAP_NEWS_WINDOW_SECS", window_secs),
-            ("SITEMAP_REFRESH_SECS", "1"),
-        ],
-    )
-    .await;
+    let vars = [
+        ("SITEMAP_SITES_FILE", sites.to_str().unwrap()),
+        ("SITEMAP_NEWS_WINDOW_SECS", window_secs),
+        ("SITEMAP_REFRESH_SECS", "1"),
+    ];
+    let app = match current {
+        true => spawn_app(&db.url, &vars).await,
+        false => spawn_app_listening(&db.url, &vars).await,
+    };
     (dir, app)
 }
 
@@ -338,6 +406,14 @@ async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backe
             ),
             // Not a language Google takes: left out and counted.
             (4, "/2026/11/bad", now, "Bad language", Some("english")),
+            // Scheduled for tomorrow: not published yet.
+            (
+                5,
+                "/2026/11/tomorrow",
+                now + chrono::Duration::days(1),
+                "Tomorrow",
+                None,
+            ),
         ],
     )
     .await;
@@ -465,4 +541,79 @@ async fn check_and_export_go_through_every_group(backend: Backend) {
     assert_eq!(locs(&index).len(), 4);
     let text = std::fs::read_to_string(dir.path().join("sitemap-pages-2.txt")).unwrap();
     assert_eq!(text, "https://www.example.com/a%20b\n");
+}
+
+async fn a_restart_after_articles_aged_serves_what_the_window_holds_now(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/about")]).await;
+    db.create_news_table("articles").await;
+    let published = chrono::Utc::now();
+    db.insert_articles(
+        "articles",
+        &[(1, "/2026/11/flash", published, "Flash", None)],
+    )
+    .await;
+    let window = 3;
+    let (_dir, first) = publisher(&db, &window.to_string()).await;
+    let listed = get_www(&first, "/sitemap-news-1.xml.gz").await;
+    assert_eq!(locs(&gunzip(&listed.bytes().await.unwrap())).len(), 1);
+    drop(first);
+    // The stored file lists the article; let it age out while no service runs.
+    let aged = published + chrono::Duration::seconds(window + 1);
+    while chrono::Utc::now() < aged {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // The restarted service's first sweep cannot save (PostgreSQL, MariaDB), so a request
+    // comes while only the stored file is known.
+    let held = db.hold_writes("sitemapd_pages").await;
+    let (_dir, second) = publisher_started(&db, &window.to_string(), false).await;
+    let early = {
+        let url = second.url("/sitemap-news-1.xml.gz");
+        tokio::spawn(async move {
+            let resp = reqwest::Client::builder()
+                .no_gzip()
+                .build()
+                .unwrap()
+                .get(url)
+                .header("host", "www.example.com")
+                .send()
+                .await
+                .unwrap();
+            let status = resp.status().as_u16();
+            (status, resp.bytes().await)
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    if let Some(held) = held {
+        held.release().await;
+    }
+    // Not served yet (503), or served whole and as the window holds it now: never a body cut
+    // short because its render met other rows than its ETag names.
+    let (status, body) = early.await.unwrap();
+    match status {
+        503 => {}
+        200 => {
+            let body = body.expect("a whole body");
+            assert!(locs(&gunzip(&body)).is_empty());
+        }
+        other => panic!("{other}"),
+    }
+    let served = eventually(
+        "the news file after the restart",
+        || async {
+            let resp = get_www(&second, "/sitemap-news-1.xml.gz").await;
+            match resp.status().as_u16() {
+                200 => Some(gunzip(&resp.bytes().await.unwrap())),
+                _ => None,
+            }
+        },
+        Option::is_some,
+    )
+    .await
+    .expect("served after the first sweep");
+    assert!(String::from_utf8_lossy(&served)
+        .trim_end()
+        .ends_with("</urlset>"));
+    assert!(locs(&served).is_empty());
 }

@@ -333,6 +333,29 @@ impl TestDb {
         }
     }
 
+    /// Blocks every write of `table` (reads go on) until [`Held::release`]; `None` on SQLite.
+    pub async fn hold_writes(&self, table: &str) -> Option<Held> {
+        match &self.pool {
+            TestPool::Postgres(pool) => {
+                let mut conn = pool.acquire().await.unwrap();
+                sqlx::raw_sql(&format!("BEGIN; LOCK TABLE {table} IN EXCLUSIVE MODE"))
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+                Some(Held::Postgres(conn))
+            }
+            TestPool::MariaDb(pool) => {
+                let mut conn = pool.acquire().await.unwrap();
+                sqlx::raw_sql(&format!("LOCK TABLES {table} READ"))
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+                Some(Held::MariaDb(conn))
+            }
+            TestPool::Sqlite(_) => None,
+        }
+    }
+
     /// Sets the lastmod of one entry.
     pub async fn set_lastmod(&self, id: i64, lastmod: DateTime<Utc>) {
         each_pool!(self, |pool, Db| {

@@ -188,7 +188,8 @@ struct Reads {
     /// A news group's articles published since a time, with and without the optional columns.
     articles: String,
     articles_plain: String,
-    /// Fails when the source lacks the optional article columns.
+    /// Every column of the source, none of its rows: whether it has the optional article
+    /// columns.
     article_columns: String,
 }
 
@@ -249,10 +250,7 @@ impl Reads {
             )),
             articles: sql(articles::<DB>(source, true)),
             articles_plain: sql(articles::<DB>(source, false)),
-            article_columns: format!(
-                "SELECT language, publication_name FROM {} WHERE 1 = 0",
-                DB::quote(source)
-            ),
+            article_columns: format!("SELECT * FROM {} WHERE 1 = 0", DB::quote(source)),
             presence: sql(format!(
                 "SELECT {} AS xhtml, {} AS image, {} AS video",
                 DB::int(&format!(
@@ -286,13 +284,14 @@ fn articles<DB: Dialect>(source: &str, optional_columns: bool) -> String {
     };
     format!(
         "SELECT {} AS id, {} AS loc, {} AS publication_date, {} AS title{optional} \
-         FROM {} AS src WHERE src.id BETWEEN ? AND ? AND {} >= ? ORDER BY src.id",
+         FROM {} AS src WHERE src.id BETWEEN ? AND ? AND {published} BETWEEN ? AND ? \
+         ORDER BY src.id",
         DB::int("src.id"),
         DB::text("src.loc"),
         DB::time("src.publication_date"),
         DB::text("src.title"),
         DB::quote(source),
-        DB::instant_key("src.publication_date"),
+        published = DB::instant_key("src.publication_date"),
     )
 }
 
@@ -418,20 +417,26 @@ impl_sql! {
         })
     }
 
-    /// Whether the source has the optional article columns `language` and `publication_name`.
-    pub async fn has_article_columns(&self) -> bool {
-        sqlx::query::<DB>(&self.reads.article_columns)
-            .fetch_optional(&self.pool)
-            .await
-            .is_ok()
+    /// Whether the source has the optional article columns `language` and `publication_name`,
+    /// as the database describes it (a database that cannot answer is an error, not a no).
+    pub async fn has_article_columns(&self) -> Result<bool, StoreError> {
+        use sqlx::{Column, Executor};
+        let described = (&self.pool).describe(&self.reads.article_columns).await?;
+        let has = |name: &str| {
+            described
+                .columns()
+                .iter()
+                .any(|c| c.name().eq_ignore_ascii_case(name))
+        };
+        Ok(has("language") && has("publication_name"))
     }
 
-    /// A news source's articles with ids in `range` published at or after `since_us`
-    /// (microseconds), in id order: entries whose `article` is set.
+    /// A news source's articles with ids in `range` published within `window` (microseconds,
+    /// both ends included), in id order: entries whose `article` is set.
     pub async fn articles(
         &self,
         range: IdRange,
-        since_us: i64,
+        window: (i64, i64),
         optional_columns: bool,
     ) -> Result<Vec<RawEntry>, StoreError> {
         let statement = match optional_columns {
@@ -441,7 +446,8 @@ impl_sql! {
         let rows = sqlx::query::<DB>(statement)
             .bind(range.first)
             .bind(range.last)
-            .bind(DB::instant(since_us))
+            .bind(DB::instant(window.0))
+            .bind(DB::instant(window.1))
             .fetch_all(&self.pool)
             .await?;
         Ok(rows
