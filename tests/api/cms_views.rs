@@ -402,3 +402,42 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
         categories_etag
     );
 }
+
+/// A view whose column is an aggregate subquery (a category dated by its latest post, with
+/// `MAX()`): MariaDB refuses a second run of a kept prepared statement summing it, so the
+/// change check must not keep it. One connection, so every statement runs where it ran before.
+#[tokio::test]
+async fn a_view_with_an_aggregate_column_is_checked_for_changes_again_and_again() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE posts (id int PRIMARY KEY, category int, modified datetime);
+         INSERT INTO posts VALUES (1, 1, '2024-01-01 00:00:00'), (2, 1, '2024-02-01 00:00:00');
+         CREATE TABLE categories (id int PRIMARY KEY, slug text);
+         INSERT INTO categories VALUES (1, 'world');
+         CREATE VIEW sitemap_categories AS SELECT c.id AS id,
+           CONCAT('/category/', c.slug, '/') AS loc,
+           (SELECT MAX(p.modified) FROM posts p WHERE p.category = c.id) AS lastmod,
+           NULL AS changefreq, NULL AS priority FROM categories c;",
+    )
+    .await;
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("SITEMAP_SOURCE", "sitemap_categories"),
+            ("DATABASE_MAX_CONNECTIONS", "1"),
+        ],
+    )
+    .await;
+    for _ in 0..3 {
+        app.sweep().await;
+    }
+    db.exec("UPDATE posts SET modified = '2024-03-01 00:00:00' WHERE id = 1")
+        .await;
+    app.sweep().await;
+    let xml = urlset(&app).await;
+    assert!(
+        xml.contains("<lastmod>2024-03-01T00:00:00+00:00</lastmod>"),
+        "{xml}"
+    );
+}

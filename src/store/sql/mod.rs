@@ -134,7 +134,7 @@ macro_rules! impl_sql {
     ($($item:item)*) => {
         impl<DB> $crate::store::sql::Sql<DB>
         where
-            DB: $crate::store::sql::Dialect,
+            DB: $crate::store::sql::Dialect + sqlx::database::HasStatementCache,
             for<'c> &'c mut <DB as sqlx::Database>::Connection: sqlx::Executor<'c, Database = DB>,
             for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
             for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,

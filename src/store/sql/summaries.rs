@@ -71,7 +71,13 @@ impl_sql! {
         let Some(sql) = statement::<DB>(&self.reads.source, thresholds) else {
             return Ok(None);
         };
-        let rows = sqlx::query::<DB>(&sql).fetch_all(&self.pool).await?;
+        // Not kept prepared: its text changes with the files' boundaries (kept, it would only
+        // fill the statement cache), and MariaDB 10.11 refuses to run a kept statement again
+        // when it sums a view whose column is an aggregate subquery.
+        let rows = sqlx::query::<DB>(&sql)
+            .persistent(false)
+            .fetch_all(&self.pool)
+            .await?;
         let mut summaries = vec![String::new(); thresholds.len() + 1];
         for row in rows {
             let bucket: i64 = row.try_get("b")?;
