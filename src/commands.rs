@@ -1,6 +1,6 @@
 //! One-shot commands: `migrate`, `check`, `robots test`, `export`, `import`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config, GroupKind, SiteConfig};
 use crate::import::{self, Input};
 use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
-use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason};
+use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason, UrlKey};
 use crate::store::{IdRange, Store, StoreError};
 
 /// Rows shown per skip reason by `check`.
@@ -74,54 +74,78 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
     Ok(worst)
 }
 
-/// Counts one group's entries served and skipped by reason, with examples.
+/// Counts one group's entries served and skipped by reason, with examples; exit 1 when any
+/// row, tag or extension row is left out, and when a URL comes twice (the files list it once
+/// each; twice in the group is one URL submitted twice, also across files).
 async fn check_group(
     mut rows: BoxStream<'_, Result<RawEntry, StoreError>>,
     rules: &EntryRules,
 ) -> Result<i32, StartError> {
     let mut served = 0u64;
-    let mut skipped = SkipCounts::default();
-    let mut examples: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
+    let mut tally = Tally::default();
+    let mut first_ids: HashMap<UrlKey, i64> = HashMap::new();
     let mut progress = Progress::new("checked");
     while let Some(raw) = rows.try_next().await? {
         match rules.accept(&raw) {
             Ok(entry) => {
+                if let Some(first) = first_ids.get(&UrlKey::of(&entry.loc)) {
+                    let example = format!("id {}: {} (as id {first})", raw.id, entry.loc.as_str());
+                    tally.note(SkipReason::Duplicate, 1, || example);
+                    continue;
+                }
+                first_ids.insert(UrlKey::of(&entry.loc), raw.id);
                 served += 1;
                 for (reason, n) in entry.dropped.iter().filter(|(_, n)| *n > 0) {
-                    skipped.add_n(reason, n);
-                    let list = examples.entry(reason).or_default();
-                    if list.len() < EXAMPLES_PER_REASON {
-                        list.push(format!("entry id {}: {n} row(s) left out", raw.id));
-                    }
+                    tally.note(reason, n, || match (reason, raw.lastmod) {
+                        (SkipReason::FutureLastmod, Some(at)) => {
+                            format!("entry id {}: lastmod {} left out", raw.id, at.to_rfc3339())
+                        }
+                        _ => format!("entry id {}: {n} row(s) left out", raw.id),
+                    });
                 }
             }
-            Err(reason) => {
-                skipped.add(reason);
-                let list = examples.entry(reason).or_default();
-                if list.len() < EXAMPLES_PER_REASON {
-                    list.push(format!(
-                        "id {}: {:?}",
-                        raw.id,
-                        raw.loc.as_deref().unwrap_or("NULL")
-                    ));
-                }
-            }
+            Err(reason) => tally.note(reason, 1, || {
+                format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL"))
+            }),
         }
-        progress.tick(served + skipped.total());
+        progress.tick(served + tally.skipped.total());
     }
-    let (entries, extension_rows): (Vec<_>, Vec<_>) =
-        skipped.iter().partition(|(reason, _)| reason.drops_entry());
-    let sum = |list: &[(SkipReason, u64)]| list.iter().map(|(_, n)| n).sum::<u64>();
     println!("entries served: {served}");
-    println!("entries skipped: {}", sum(&entries));
-    println!("extension rows skipped: {}", sum(&extension_rows));
-    for (reason, count) in skipped.iter().filter(|(_, n)| *n > 0) {
-        println!("  {}: {count}", reason.as_str());
-        for example in examples.get(&reason).into_iter().flatten() {
-            println!("    {example}");
+    tally.print();
+    Ok(if tally.skipped.total() > 0 { 1 } else { 0 })
+}
+
+/// What `check` left out, by reason, with the first few examples of each.
+#[derive(Default)]
+struct Tally {
+    skipped: SkipCounts,
+    examples: BTreeMap<SkipReason, Vec<String>>,
+}
+
+impl Tally {
+    fn note(&mut self, reason: SkipReason, n: u64, example: impl FnOnce() -> String) {
+        self.skipped.add_n(reason, n);
+        let list = self.examples.entry(reason).or_default();
+        if list.len() < EXAMPLES_PER_REASON {
+            list.push(example());
         }
     }
-    Ok(if skipped.total() > 0 { 1 } else { 0 })
+
+    fn print(&self) {
+        let (entries, parts): (Vec<_>, Vec<_>) = self
+            .skipped
+            .iter()
+            .partition(|(reason, _)| reason.drops_entry());
+        let sum = |list: &[(SkipReason, u64)]| list.iter().map(|(_, n)| n).sum::<u64>();
+        println!("entries skipped: {}", sum(&entries));
+        println!("extension rows and tags skipped: {}", sum(&parts));
+        for (reason, count) in self.skipped.iter().filter(|(_, n)| *n > 0) {
+            println!("  {}: {count}", reason.as_str());
+            for example in self.examples.get(&reason).into_iter().flatten() {
+                println!("    {example}");
+            }
+        }
+    }
 }
 
 /// Says whether robots.txt allows `url` for `agent`, and which rule decided.

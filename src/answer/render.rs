@@ -12,7 +12,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::cache::RenderFailed;
 use crate::site::{Group, Page, ServedPage};
-use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry};
+use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry, SeenUrls, UrlKey};
 use crate::store::StoreError;
 
 /// XML gathered before it is handed to the compressor.
@@ -117,6 +117,8 @@ struct PageEntries<'a> {
     declared: Namespaces,
     rows: BoxStream<'a, Result<RawEntry, StoreError>>,
     builder: PageBuilder,
+    /// A file lists each URL once, as the sweep measured it.
+    seen: SeenUrls,
     element: Vec<u8>,
     overflowed: bool,
 }
@@ -131,6 +133,7 @@ impl<'a> PageEntries<'a> {
             declared,
             rows: group.rows(served.range, declared, served.news_at),
             builder: PageBuilder::declared(&group.style, group.page_size, declared),
+            seen: SeenUrls::default(),
             element: Vec::with_capacity(512),
             overflowed: false,
         }
@@ -149,6 +152,9 @@ impl<'a> PageEntries<'a> {
             else {
                 continue;
             };
+            if !self.seen.first_time(UrlKey::of(&entry.loc)) {
+                continue;
+            }
             if !self.builder.fits(self.element.len()) {
                 self.overflowed = true;
                 break;

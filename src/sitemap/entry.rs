@@ -51,6 +51,9 @@ pub struct RawImage {
 pub const MAX_IMAGES_PER_URL: usize = 1000;
 /// Most alternates one `<url>` may hold: more than there are languages and regions in use.
 pub const MAX_ALTERNATES_PER_URL: usize = 1000;
+/// How far ahead of this machine's clock a `lastmod` may be (the database's clock may run a
+/// little ahead) before it counts as in the future and is left out.
+pub const FUTURE_LASTMOD_ALLOWANCE_SECS: i64 = 900;
 
 /// An entry every field of which can be written as it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,7 +278,7 @@ impl EntryRules {
         Ok(Entry {
             id: raw.id,
             loc,
-            lastmod: raw.lastmod.and_then(Lastmod::new),
+            lastmod: self.present_lastmod(raw.lastmod, &mut dropped),
             changefreq: raw.changefreq.as_deref().and_then(ChangeFreq::parse),
             priority: raw.priority.and_then(Priority::new),
             alternates,
@@ -284,6 +287,23 @@ impl EntryRules {
             article,
             dropped,
         })
+    }
+
+    /// The row's lastmod, unless it is in the future (then dropped and counted): engines take a
+    /// future date as a sign that a site's lastmods cannot be trusted. Time alone can bring it
+    /// back (when its time comes); a sweep then finds the file changed.
+    fn present_lastmod(
+        &self,
+        lastmod: Option<chrono::DateTime<chrono::Utc>>,
+        dropped: &mut SkipCounts,
+    ) -> Option<Lastmod> {
+        let lastmod = lastmod.and_then(Lastmod::new)?;
+        let latest = chrono::Utc::now().timestamp() + FUTURE_LASTMOD_ALLOWANCE_SECS;
+        if lastmod.at().timestamp() > latest {
+            dropped.add(SkipReason::FutureLastmod);
+            return None;
+        }
+        Some(lastmod)
     }
 
     fn accept_alternates(&self, raw: &[RawAlternate], dropped: &mut SkipCounts) -> Vec<Alternate> {

@@ -8,6 +8,7 @@ pub mod entry;
 pub mod loc;
 mod namespaces;
 pub mod rich;
+mod seen;
 pub mod writer;
 
 use xxhash_rust::xxh3::Xxh3;
@@ -15,6 +16,7 @@ use xxhash_rust::xxh3::Xxh3;
 pub use entry::{Entry, EntryRules, RawEntry};
 pub use loc::Loc;
 pub use namespaces::Namespaces;
+pub use seen::{SeenUrls, UrlKey};
 pub use writer::{write_url, DocumentStyle};
 
 /// Most bytes one sitemap file may hold uncompressed (50 MiB).
@@ -47,10 +49,17 @@ pub enum SkipReason {
     /// An article of a news group without a title, publication date, publication name or
     /// language (the article is left out).
     InvalidNews,
+    /// A `lastmod` later than now (beyond [`entry::FUTURE_LASTMOD_ALLOWANCE_SECS`] of clock
+    /// skew): search engines distrust a site's lastmods when one is in the future, so it is
+    /// left out (the entry stays).
+    FutureLastmod,
+    /// The same URL (once normalised) as an entry listed before it in the same file: listed
+    /// once.
+    Duplicate,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 9] = [
+    pub const ALL: [SkipReason; 11] = [
         Self::InvalidUrl,
         Self::OutOfScope,
         Self::TooLong,
@@ -60,13 +69,16 @@ impl SkipReason {
         Self::InvalidImage,
         Self::InvalidVideo,
         Self::InvalidNews,
+        Self::FutureLastmod,
+        Self::Duplicate,
     ];
 
-    /// Whether the reason leaves a whole entry out (the others drop one extension row).
+    /// Whether the reason leaves a whole entry out (the others drop one extension row or
+    /// one tag).
     pub fn drops_entry(self) -> bool {
         !matches!(
             self,
-            Self::InvalidAlternate | Self::InvalidImage | Self::InvalidVideo
+            Self::InvalidAlternate | Self::InvalidImage | Self::InvalidVideo | Self::FutureLastmod
         )
     }
 
@@ -82,6 +94,8 @@ impl SkipReason {
             Self::InvalidImage => "invalid_image",
             Self::InvalidVideo => "invalid_video",
             Self::InvalidNews => "invalid_news",
+            Self::FutureLastmod => "future_lastmod",
+            Self::Duplicate => "duplicate",
         }
     }
 }
@@ -97,6 +111,10 @@ impl SkipCounts {
 
     pub fn add_n(&mut self, reason: SkipReason, n: u64) {
         self.0[reason as usize] += n;
+    }
+
+    pub fn set(&mut self, reason: SkipReason, n: u64) {
+        self.0[reason as usize] = n;
     }
 
     pub fn get(&self, reason: SkipReason) -> u64 {

@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use crate::feed::{FeedEntry, FeedSite};
 use crate::site::{FeedBodies, Group};
+use crate::sitemap::{SeenUrls, UrlKey};
 use crate::store::StoreError;
 
 /// Most reads for the feeds' rows per sweep: 2N + 50 rows, then four times as many each round
@@ -39,11 +40,16 @@ async fn recent_entries(group: &Group) -> Result<Vec<FeedEntry>, StoreError> {
     for _ in 0..FEED_READ_ROUNDS {
         let rows = group.store.recent(limit).await?;
         let exhausted = (rows.len() as i64) < limit;
+        // A URL twice (a UNION, `/a` and `https://host/a`) is in the feed once.
+        let mut seen = SeenUrls::default();
         entries = rows
             .iter()
             .filter_map(|raw| {
                 let entry = group.rules.accept(raw).ok()?;
-                FeedEntry::new(entry.loc, entry.lastmod?.at())
+                let lastmod = entry.lastmod?;
+                seen.first_time(UrlKey::of(&entry.loc))
+                    .then(|| FeedEntry::new(entry.loc, lastmod.at()))
+                    .flatten()
             })
             .take(group.feed_size)
             .collect();

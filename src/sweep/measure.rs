@@ -9,8 +9,8 @@ use futures::TryStreamExt;
 
 use crate::site::{Group, Layout, Page};
 use crate::sitemap::{
-    DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SkipCounts, SkipReason,
-    MAX_FILE_BYTES,
+    DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SeenUrls, SkipCounts, SkipReason,
+    UrlKey, MAX_FILE_BYTES,
 };
 use crate::store::{IdRange, StoreError};
 
@@ -61,7 +61,8 @@ impl<'a> Measure<'a> {
                 match self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     Ok(entry) => {
                         count_dropped(&mut scan.skipped, &entry);
-                        scan.add(raw.id, &element, entry.namespaces());
+                        let url = UrlKey::of(&entry.loc);
+                        scan.add(raw.id, url, &element, entry.namespaces());
                     }
                     Err(reason) => scan.skipped.add(reason),
                 }
@@ -100,22 +101,28 @@ impl<'a> Measure<'a> {
             .chain(cuts.iter().copied())
             .collect();
         let mut parts = Vec::with_capacity(firsts.len());
+        // Each part is a file of its own: a URL repeated in another part is listed there too.
+        let mut duplicates = 0;
         for (i, &first) in firsts.iter().enumerate() {
             let last = firsts.get(i + 1).map_or(range.last, |next| next - 1);
             let mut page = PageBuilder::measuring(&self.group.style, self.group.page_size);
+            let mut seen = SeenUrls::default();
             let mut rows = self
                 .group
                 .rows(IdRange { first, last }, Namespaces::ALL, self.news_at);
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 if let Ok(entry) = self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
-                    if page.fits(element.len()) {
+                    if seen.first_time(UrlKey::of(&entry.loc)) && page.fits(element.len()) {
                         page.add(&element, entry.namespaces());
                     }
                 }
             }
+            duplicates += seen.again;
             parts.push((first, page.finish()));
         }
+        let mut skipped = skipped;
+        skipped.set(SkipReason::Duplicate, duplicates);
         Ok(ScannedPage {
             index,
             parts,
@@ -134,10 +141,13 @@ impl<'a> Measure<'a> {
                 &self.group.style,
                 self.group.page_size,
             )),
+            whole_seen: SeenUrls::default(),
             fill: is_last.then(|| Fill {
                 part: PageBuilder::measuring(&self.group.style, self.group.page_size),
+                seen: SeenUrls::default(),
                 first: layout.0[index].first_id,
                 done: Vec::new(),
+                duplicates: 0,
             }),
             rows: Vec::new(),
             skipped: SkipCounts::default(),
@@ -177,8 +187,12 @@ enum Outcome {
 /// The last page filling up, part after full part.
 struct Fill {
     part: PageBuilder,
+    /// URLs of the part being filled: a file lists each URL once.
+    seen: SeenUrls,
     first: i64,
     done: Vec<(i64, PageDigest)>,
+    /// URLs that came again within their part.
+    duplicates: u64,
 }
 
 /// Measures one page as a whole; for the last page also as the full parts it would split into,
@@ -187,27 +201,37 @@ struct PageScan {
     style: DocumentStyle,
     page_size: usize,
     whole: Option<PageBuilder>,
+    /// URLs of the page as a whole: a file lists each URL once.
+    whole_seen: SeenUrls,
     fill: Option<Fill>,
     rows: Vec<(i64, u32)>,
     skipped: SkipCounts,
 }
 
 impl PageScan {
-    fn add(&mut self, id: i64, element: &[u8], uses: Namespaces) {
+    fn add(&mut self, id: i64, url: UrlKey, element: &[u8], uses: Namespaces) {
         if let Some(whole) = &mut self.whole {
-            if whole.fits(element.len()) {
-                whole.add(element, uses);
-            } else {
-                self.whole = None;
+            if self.whole_seen.first_time(url) {
+                if whole.fits(element.len()) {
+                    whole.add(element, uses);
+                } else {
+                    self.whole = None;
+                }
             }
         }
         match &mut self.fill {
             Some(fill) => {
+                if !fill.seen.first_time(url) {
+                    fill.duplicates += 1;
+                    return;
+                }
                 if !fill.part.fits(element.len()) {
                     let next = PageBuilder::measuring(&self.style, self.page_size);
                     let full = std::mem::replace(&mut fill.part, next);
                     fill.done.push((fill.first, full.finish()));
                     fill.first = id;
+                    fill.seen = SeenUrls::default();
+                    fill.seen.first_time(url);
                 }
                 fill.part.add(element, uses);
             }
@@ -215,10 +239,15 @@ impl PageScan {
         }
     }
 
-    fn finish(self, index: usize) -> Outcome {
+    fn finish(mut self, index: usize) -> Outcome {
         let parts = match (self.whole, self.fill) {
-            (Some(whole), _) => vec![(i64::MIN, whole.finish())],
+            (Some(whole), _) => {
+                self.skipped
+                    .set(SkipReason::Duplicate, self.whole_seen.again);
+                vec![(i64::MIN, whole.finish())]
+            }
             (None, Some(mut fill)) => {
+                self.skipped.set(SkipReason::Duplicate, fill.duplicates);
                 fill.done.push((fill.first, fill.part.finish()));
                 fill.done
             }

@@ -1,0 +1,120 @@
+//! The audit of what engines distrust: a lastmod in the future is left out (the entry stays),
+//! the same URL twice in one file is listed once; both are counted, and `check` exits 1 on them.
+
+use crate::helpers::*;
+
+crate::on_each_database!(
+    a_lastmod_in_the_future_is_left_out_and_counted,
+    the_same_url_twice_in_a_file_is_listed_once,
+);
+
+/// `sitemapd check` on `db`: its exit code and what it printed.
+fn check(db: &TestDb, vars: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = Sitemapd::new(["check"])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .envs(vars)
+        .output();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn skipped_metric(reason: &str) -> String {
+    format!("sitemapd_entries_skipped{{reason=\"{reason}\",site=\"{BASE}\",group=\"\"}}")
+}
+
+async fn a_lastmod_in_the_future_is_left_out_and_counted(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let in_ten_days = chrono::Utc::now() + chrono::Duration::days(10);
+    let in_a_minute = chrono::Utc::now() + chrono::Duration::minutes(1);
+    db.insert_rows(&[
+        Row::new(1, "/tomorrow-ish"),
+        Row::new(2, "/past").lastmod("2024-05-01 12:00:00"),
+        Row::new(3, "/clock-skew"),
+    ])
+    .await;
+    db.set_lastmod(1, in_ten_days).await;
+    db.set_lastmod(3, in_a_minute).await;
+    let app = spawn_app(&db.url, &[]).await;
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert_valid(&xml, Schema::Urlset);
+    let fields = url_fields(&xml);
+    // The entry stays, without the date engines would reject.
+    assert_eq!(fields[0]["loc"], format!("{BASE}tomorrow-ish"));
+    assert!(!fields[0].contains_key("lastmod"), "{fields:?}");
+    assert_eq!(fields[1]["lastmod"], "2024-05-01T12:00:00+00:00");
+    // A minute ahead is clock skew, not a mistake.
+    assert!(fields[2].contains_key("lastmod"), "{fields:?}");
+    assert_eq!(app.metric(&skipped_metric("future_lastmod")).await, 1.0);
+    // Nor is the entry in the feeds with a date from the future.
+    let feed = app.get("/feed.atom").await.text().await.unwrap();
+    assert!(!feed.contains("tomorrow-ish"), "{feed}");
+
+    let (code, stdout) = check(&db, &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("future_lastmod: 1"), "{stdout}");
+    assert!(stdout.contains("entry id 1: lastmod"), "{stdout}");
+}
+
+async fn the_same_url_twice_in_a_file_is_listed_once(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    // A view (the built-in table keeps URLs unique): a path and the same URL written
+    // absolute, and a repeat that falls in a later file, as a UNION gives them.
+    db.exec(
+        "CREATE TABLE pages (id int PRIMARY KEY, loc text);
+         INSERT INTO pages VALUES (1, '/a'), (2, 'https://www.example.com/a'), (3, '/b'),
+           (4, '/c'), (5, '/a');
+         CREATE VIEW sitemap_pages AS SELECT id, loc, NULL AS lastmod, NULL AS changefreq,
+           NULL AS priority FROM pages;",
+    )
+    .await;
+    let vars = [
+        ("SITEMAP_PAGE_SIZE", "2"),
+        ("SITEMAP_SOURCE", "sitemap_pages"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    let mut all = Vec::new();
+    for file in app.index_pages().await {
+        let xml = gunzip(&app.get(&format!("/{file}")).await.bytes().await.unwrap());
+        let locs = locs(&xml);
+        let mut unique = locs.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            locs.len(),
+            "{file} lists a URL twice: {locs:?}"
+        );
+        // The text form agrees with it.
+        let text_name = file.replace(".xml.gz", ".txt");
+        let text = app
+            .get(&format!("/{text_name}"))
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(text.lines().collect::<Vec<_>>(), locs);
+        all.extend(locs);
+    }
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all,
+        [format!("{BASE}a"), format!("{BASE}b"), format!("{BASE}c")]
+    );
+    assert!(app.metric(&skipped_metric("duplicate")).await >= 1.0);
+
+    // `check` sees the group as a whole: both repeats, whatever file they fell in.
+    let (code, stdout) = check(&db, &vars);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("duplicate: 2"), "{stdout}");
+    assert!(
+        stdout.contains("id 2: https://www.example.com/a (as id 1)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("entries served: 3"), "{stdout}");
+}
