@@ -176,6 +176,7 @@ impl Service {
                 metrics.clone(),
                 indexnow_key,
             )),
+            ledger: Arc::new(crate::crawlers::Ledger::new(metrics.crawlers.clone())),
             metrics,
             cache_control: HeaderValue::from_str(&config.cache_control)
                 .unwrap_or(HeaderValue::from_static("public, max-age=300")),

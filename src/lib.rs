@@ -27,7 +27,7 @@
 //! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
-//! [`metrics`]. [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
+//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded). [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
 //! the command line; [`error`] reports failures with their causes.
 
@@ -36,6 +36,7 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod crawlers;
 pub mod demo;
 pub mod error;
 pub mod feed;

@@ -8,6 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::crawlers::CrawlerMetrics;
 use crate::notify::NotifyMetrics;
 use crate::sitemap::SkipCounts;
 
@@ -61,6 +62,8 @@ pub struct Metrics {
     pub entries_skipped: Family<ReasonLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
+    /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
+    pub crawlers: CrawlerMetrics,
 }
 
 impl Default for Metrics {
@@ -86,6 +89,7 @@ impl Metrics {
             entries_served: Family::default(),
             entries_skipped: Family::default(),
             notify: NotifyMetrics::default(),
+            crawlers: CrawlerMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -151,6 +155,7 @@ impl Metrics {
             m.entries_skipped.clone(),
         );
         m.notify.register(&mut registry);
+        m.crawlers.register(&mut registry);
         Self { registry, ..m }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod conditional;
 mod error;
+pub mod ledger;
 pub mod routes;
 pub mod server;
 
@@ -26,6 +27,7 @@ use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
 use crate::config::BaseUrl;
+use crate::crawlers::{Crawler, Ledger};
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use conditional::{accepts_gzip, http_date, is_not_modified};
@@ -42,6 +44,8 @@ pub struct App {
     pub indexnow_key_file: Option<String>,
     pub reader: Arc<Reader>,
     pub metrics: Arc<Metrics>,
+    /// What crawlers fetched, by User-Agent.
+    pub ledger: Arc<Ledger>,
     pub cache_control: HeaderValue,
     /// `X-Robots-Tag` for every response (staging), or only documents (production).
     pub staging: bool,
@@ -68,6 +72,12 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let (site, route) = app.resolve(request.headers(), &path);
+    let request_agent = request
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(Crawler::classify)
+        .unwrap_or(Crawler::Other);
     let logged_site = site.clone();
     let response = match route {
         None => Err(HttpError::NotFound),
@@ -89,6 +99,9 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     };
     let mut response = response.unwrap_or_else(IntoResponse::into_response);
     app.finish(route, &mut response);
+    if let (Some(site), Some(Route::File(file))) = (&logged_site, route) {
+        app.record_crawler(site, file, &request_agent, response.status().as_u16());
+    }
     let log = AccessLog {
         method,
         path,
@@ -235,6 +248,9 @@ impl App {
                     .record_entries(&labels, layout.served(), &layout.skipped());
             }
         }
+        let changed = ledger::ChangeTimes::of(&self.sites);
+        self.ledger
+            .refresh_files_behind(|site, file| changed.get(site, file));
         let body = self.metrics.encode();
         (
             [(
@@ -244,6 +260,14 @@ impl App {
             body,
         )
             .into_response()
+    }
+
+    /// Notes a crawler's fetch of one of a site's files in the ledger.
+    fn record_crawler(&self, site: &Site, file: File, crawler: &Crawler, status: u16) {
+        if let Some(name) = ledger::ledger_name(site, file) {
+            let now = chrono::Utc::now().timestamp();
+            self.ledger.record(*crawler, &site.key, &name, status, now);
+        }
     }
 
     fn finish(&self, route: Option<Route>, response: &mut Response) {

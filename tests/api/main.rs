@@ -6,6 +6,7 @@ mod audit;
 mod caching;
 mod cli;
 mod cms_views;
+mod crawlers;
 mod current;
 mod extensions;
 mod feed_checks;
