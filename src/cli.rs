@@ -159,8 +159,32 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
             cause,
         })?;
     tracing::info!(addr = %config.bind_addr, base = %config.first_site().base_url.as_str(), sites = config.sites.len(), database = %config.database_url, "listening");
+    if let Some(addr) = config.admin_addr {
+        serve_status_page(addr, &service).await?;
+    }
     service.serve(listener, shutdown_signal()).await;
     Ok(0)
+}
+
+/// The status page on its own listener (never the public one), for as long as the process.
+async fn serve_status_page(
+    addr: std::net::SocketAddr,
+    service: &app::Service,
+) -> Result<(), StartError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|cause| StartError::Bind {
+            addr: addr.to_string(),
+            cause,
+        })?;
+    let router = crate::admin::router(service.app.clone());
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "the status page stopped");
+        }
+    });
+    tracing::info!(addr = %addr, "status page listening");
+    Ok(())
 }
 
 async fn shutdown_signal() {

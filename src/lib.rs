@@ -31,6 +31,7 @@
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
 //! the command line; [`error`] reports failures with their causes.
 
+pub mod admin;
 pub mod answer;
 pub mod app;
 pub mod cli;

@@ -73,6 +73,8 @@ pub enum LogFormat {
 pub struct Config {
     pub database_url: DatabaseUrl,
     pub bind_addr: SocketAddr,
+    /// `ADMIN_BIND_ADDR`: where the status page listens; `None`: nowhere. Never `bind_addr`.
+    pub admin_addr: Option<SocketAddr>,
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
@@ -167,6 +169,7 @@ impl Config {
         };
         Ok(Self {
             database_url: database_url(vars, defaults)?,
+            admin_addr: admin_addr(vars, bind_addr)?,
             bind_addr,
             page_size: parse_with(
                 vars,
@@ -360,6 +363,29 @@ fn default_groups(vars: &Vars) -> Result<Vec<GroupConfig>, ConfigError> {
         ));
     }
     groups::parse_group_list(raw).map_err(|expected| ConfigError::new(NAME, raw, expected))
+}
+
+/// `ADMIN_BIND_ADDR`: a socket address other than the public one (the status page shows what
+/// the public must not see: skipped rows, crawler activity).
+fn admin_addr(vars: &Vars, public: SocketAddr) -> Result<Option<SocketAddr>, ConfigError> {
+    const NAME: &str = "ADMIN_BIND_ADDR";
+    let Some(raw) = vars.get(NAME) else {
+        return Ok(None);
+    };
+    let addr: SocketAddr = raw
+        .trim()
+        .parse()
+        .map_err(|_| ConfigError::new(NAME, raw, "a socket address like 127.0.0.1:8081"))?;
+    let overlaps = addr.port() == public.port()
+        && (addr.ip() == public.ip() || addr.ip().is_unspecified() || public.ip().is_unspecified());
+    if overlaps {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            format!("an address other than BIND_ADDR ({public}): the status page is never public"),
+        ));
+    }
+    Ok(Some(addr))
 }
 
 pub(super) fn is_source_name(value: &str) -> bool {

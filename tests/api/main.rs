@@ -2,6 +2,7 @@
 //! (PostgreSQL and MariaDB: one database per test, so tests run in parallel; SQLite in a temp
 //! dir). Acceptance tests run once per database (`on_each_database!`).
 
+mod admin;
 mod audit;
 mod caching;
 mod cli;

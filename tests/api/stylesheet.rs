@@ -1,7 +1,6 @@
 //! `/sitemap.xsl` and SITEMAP_STYLESHEET: served like robots.txt, announced in every document,
 //! and rendered by a real headless Chromium.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::helpers::*;
@@ -109,52 +108,6 @@ async fn under_a_mount_path_the_stylesheet_lives_there_too() {
     );
 }
 
-/// The headless browser, or a failure that says how to get one.
-fn chromium() -> String {
-    let candidates = std::env::var("CHROMIUM").into_iter().chain(
-        ["chromium", "chromium-browser", "google-chrome"]
-            .into_iter()
-            .map(String::from),
-    );
-    for candidate in candidates {
-        let works = Command::new(&candidate)
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
-        if works {
-            return candidate;
-        }
-    }
-    panic!(
-        "headless Chromium is missing: the stylesheet tests render sitemaps in a real browser. \
-         Install it (Debian/Ubuntu: apt-get install chromium) or run ./scripts/test.sh, which \
-         installs it; set CHROMIUM=/path/to/chrome to use another build"
-    );
-}
-
-/// Runs headless Chromium on `url` with `args`, off the test's runtime (the server under test
-/// runs on it), with a profile of its own so parallel runs do not share one.
-async fn run_chromium(browser: &str, args: &[&str], url: &str) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let mut command = Command::new(browser);
-    command
-        .args(["--headless", "--no-sandbox", "--disable-gpu"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(args)
-        .arg(url);
-    let out = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .unwrap()
-        .expect("run chromium");
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    drop(profile);
-    String::from_utf8(out.stdout).unwrap()
-}
-
 async fn dump_dom(browser: &str, url: &str) -> String {
     run_chromium(browser, &["--dump-dom"], url).await
 }
@@ -185,13 +138,6 @@ fn text_of_id(dom: &str, id: &str) -> String {
         .unwrap_or_else(|| panic!("no #{id} in\n{dom}"));
     let rest = &dom[start + id.len() + 6..];
     rest[..rest.find('<').unwrap()].to_string()
-}
-
-fn screenshot_path() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("screenshots").join("sitemap-page.png")
 }
 
 #[tokio::test]
@@ -267,7 +213,7 @@ async fn chromium_shows_pages_and_the_index_as_sortable_tables() {
         "links open the XML form, which a browser shows"
     );
 
-    let png = screenshot_path();
+    let png = screenshot_path("sitemap-page.png");
     std::fs::create_dir_all(png.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(&png);
     run_chromium(
