@@ -306,6 +306,17 @@ impl Store {
         each!(self, s => s.import_batch(batch).await)
     }
 
+    /// Up to `limit` URLs that left the built-in table (deleted, or their loc changed), oldest
+    /// first, with their ids.
+    pub async fn removed(&self, limit: i64) -> Result<Vec<(i64, String)>, StoreError> {
+        each!(self, s => s.removed(limit).await)
+    }
+
+    /// Clears removed URLs `first` to `last`; how many were still there to clear.
+    pub async fn forget_removed(&self, first: i64, last: i64) -> Result<u64, StoreError> {
+        each!(self, s => s.forget_removed(first, last).await)
+    }
+
     /// Each file's summary (count and hash of its rows and their extension rows, computed by
     /// the database), for files cut at `thresholds`; `None` where the database cannot (SQLite).
     pub async fn file_summaries(

@@ -5,7 +5,8 @@ use chrono::Utc;
 
 use crate::notify::{HostSet, Notifier};
 use crate::site::Group;
-use crate::store::{StoreError, SubmittedThrough};
+use crate::sitemap::Loc;
+use crate::store::{StoreError, SubmittedThrough, BUILTIN_SOURCE};
 
 /// Entries read per query when changed URLs are gathered for IndexNow.
 const SUBMIT_BATCH: i64 = 10_000;
@@ -18,9 +19,20 @@ pub async fn index_changed(group: &Group, notifier: &Notifier) {
     // A news group's rows carry no lastmod to submit by; its articles are entries of the
     // site's other groups too, and are submitted from there.
     let submits = group.news.is_none();
+    if notifier.host_set(&group.base).is_none() && group.source == BUILTIN_SOURCE {
+        // Nobody to tell: what left the table is not kept for later.
+        if let Err(e) = group.store.forget_removed(i64::MIN, i64::MAX).await {
+            tracing::debug!(error = %crate::error::Chain(&e), "could not clear the removed URLs");
+        }
+    }
     if let Some(hosts) = notifier.host_set(&group.base).filter(|_| submits) {
         if let Err(e) = submit_modified_entries(group, notifier, &hosts).await {
             tracing::warn!(error = %crate::error::Chain(&e), "could not read the entries to submit to IndexNow; the next change retries");
+        }
+        if group.source == BUILTIN_SOURCE {
+            if let Err(e) = submit_removed_urls(group, notifier, &hosts).await {
+                tracing::warn!(error = %crate::error::Chain(&e), "could not read the removed URLs to submit to IndexNow; the next change retries");
+            }
         }
     }
 }
@@ -61,6 +73,36 @@ async fn submit_modified_entries(
             break;
         }
         from = to;
+    }
+    Ok(())
+}
+
+/// Submits the URLs that left the built-in table (a deleted row, a changed loc): IndexNow takes
+/// removed URLs too, and the engine then finds them gone. Each batch is cleared as it is taken;
+/// when another replica cleared part of it first, that replica submits it.
+async fn submit_removed_urls(
+    group: &Group,
+    notifier: &Notifier,
+    hosts: &HostSet,
+) -> Result<(), StoreError> {
+    let store = &group.store;
+    for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
+        let removed = store.removed(SUBMIT_BATCH).await?;
+        let (Some(first), Some(last)) = (removed.first(), removed.last()) else {
+            break;
+        };
+        let cleared = store.forget_removed(first.0, last.0).await?;
+        if cleared < removed.len() as u64 {
+            break; // Another replica took (part of) this batch.
+        }
+        let urls = removed
+            .iter()
+            .filter_map(|(_, loc)| Loc::parse(loc, &group.base).ok())
+            .map(|loc| loc.as_str().to_string());
+        let _ = notifier.submit(hosts, urls);
+        if (removed.len() as i64) < SUBMIT_BATCH {
+            break;
+        }
     }
     Ok(())
 }

@@ -591,3 +591,44 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(receiver.all().len(), 2, "{:#?}", receiver.all());
 }
+
+crate::on_each_database!(deleted_entries_and_former_urls_are_submitted_too);
+
+/// IndexNow takes removed URLs: a deleted entry's URL, and the former URL of an entry whose
+/// loc changed, are submitted after their sweep (the engine then finds them gone).
+async fn deleted_entries_and_former_urls_are_submitted_too(backend: crate::helpers::Backend) {
+    use crate::helpers::*;
+    let receiver = Receiver::start(&[]).await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/a"), (2, "/b"), (3, "/c")]).await;
+    let endpoint = receiver.url("/indexnow");
+    let vars = [
+        ("INDEXNOW_KEY", SERVICE_KEY),
+        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    db.exec("DELETE FROM sitemap_entries WHERE id = 2").await;
+    db.exec("UPDATE sitemap_entries SET loc = '/c-renamed' WHERE id = 3")
+        .await;
+    let sent = eventually(
+        "both removed URLs at the IndexNow endpoint",
+        || async {
+            app.sweep().await;
+            receiver
+                .all()
+                .iter()
+                .flat_map(Recorded::url_list)
+                .collect::<Vec<_>>()
+        },
+        |urls| urls.len() >= 2,
+    )
+    .await;
+    let mut sent = sent;
+    sent.sort();
+    assert_eq!(sent, [format!("{BASE}b"), format!("{BASE}c")]);
+    // Taken once: nothing is left to send again.
+    let removed_left = db.scalar("SELECT COUNT(*) FROM sitemapd_removed").await;
+    assert_eq!(removed_left, 0);
+}

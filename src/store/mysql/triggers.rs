@@ -55,8 +55,9 @@ pub(super) async fn add(pool: &MySqlPool) -> Result<(), StoreError> {
             if existing.contains(&name) {
                 continue;
             }
-            let created = pool
-                .execute(&*format!(
+            create_trigger(
+                pool,
+                &format!(
                     "CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW BEGIN \
                        UPDATE sitemapd_changes SET version = version + 1 \
                          WHERE source = 'sitemap_entries'; \
@@ -64,17 +65,27 @@ pub(super) async fn add(pool: &MySqlPool) -> Result<(), StoreError> {
                          SELECT source, version, {lo}, {hi} \
                          FROM sitemapd_changes WHERE source = 'sitemap_entries'; \
                      END"
-                ))
-                .await;
-            match created {
-                // Another replica starting at the same time made it first.
-                Err(sqlx::Error::Database(e))
-                    if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-                        .is_some_and(|e| e.number() == ER_TRG_ALREADY_EXISTS) => {}
-                other => {
-                    other?;
-                }
-            }
+                ),
+            )
+            .await?;
+        }
+    }
+    // URLs that leave the table, for IndexNow (it takes removed URLs too).
+    for (name, statement) in [
+        (
+            "sitemapd_entries_gone",
+            "CREATE TRIGGER sitemapd_entries_gone AFTER DELETE ON sitemap_entries FOR EACH ROW \
+             INSERT INTO sitemapd_removed (loc) SELECT OLD.loc FROM DUAL WHERE OLD.loc IS NOT NULL",
+        ),
+        (
+            "sitemapd_entries_moved",
+            "CREATE TRIGGER sitemapd_entries_moved AFTER UPDATE ON sitemap_entries FOR EACH ROW \
+             INSERT INTO sitemapd_removed (loc) SELECT OLD.loc FROM DUAL \
+             WHERE OLD.loc IS NOT NULL AND NOT (OLD.loc <=> NEW.loc)",
+        ),
+    ] {
+        if !existing.iter().any(|e| e == name) {
+            create_trigger(pool, statement).await?;
         }
     }
     // Last: the row that says the table reports its changes.
@@ -84,4 +95,18 @@ pub(super) async fn add(pool: &MySqlPool) -> Result<(), StoreError> {
     .execute(pool)
     .await?;
     Ok(())
+}
+
+/// Runs a `CREATE TRIGGER`; a trigger another replica starting at the same time made first is
+/// fine.
+async fn create_trigger(pool: &MySqlPool, statement: &str) -> Result<(), StoreError> {
+    match pool.execute(statement).await {
+        Err(sqlx::Error::Database(e))
+            if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                .is_some_and(|e| e.number() == ER_TRG_ALREADY_EXISTS) =>
+        {
+            Ok(())
+        }
+        other => other.map(drop).map_err(StoreError::from),
+    }
 }
