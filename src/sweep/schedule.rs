@@ -133,12 +133,13 @@ impl Sweeper {
             match result {
                 Ok(()) => {
                     owed = None;
+                    // The cursor first: a group said to be current has stored what it covers.
+                    self.store_cursor(&mut cursor).await;
                     if full {
                         // Everything was just re-measured: that is a verification too.
                         verification = None;
                         group.set_readiness(Readiness::Current);
                     }
-                    self.store_cursor(&mut cursor).await;
                 }
                 Err(e) => {
                     self.metrics.failures.inc();
