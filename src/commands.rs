@@ -12,6 +12,7 @@ use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config, GroupKind, SiteConfig};
 use crate::import::{self, Input};
 use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
+use crate::sitemap::audit::GroupAudit;
 use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason, UrlKey};
 use crate::store::{IdRange, Store, StoreError};
 
@@ -84,6 +85,7 @@ async fn check_group(
     let mut served = 0u64;
     let mut tally = Tally::default();
     let mut first_ids: HashMap<UrlKey, i64> = HashMap::new();
+    let mut audit = GroupAudit::default();
     let mut progress = Progress::new("checked");
     while let Some(raw) = rows.try_next().await? {
         match rules.accept(&raw) {
@@ -94,6 +96,7 @@ async fn check_group(
                     continue;
                 }
                 first_ids.insert(UrlKey::of(&entry.loc), raw.id);
+                audit.add(&entry);
                 served += 1;
                 for (reason, n) in entry.dropped.iter().filter(|(_, n)| *n > 0) {
                     tally.note(reason, n, || match (reason, raw.lastmod) {
@@ -112,6 +115,13 @@ async fn check_group(
     }
     println!("entries served: {served}");
     tally.print();
+    // Warnings: engines distrust these, but nothing is left out for them.
+    for warning in audit.warnings() {
+        println!("warning: {}", warning.message);
+        for example in &warning.examples {
+            println!("    {example}");
+        }
+    }
     Ok(if tally.skipped.total() > 0 { 1 } else { 0 })
 }
 

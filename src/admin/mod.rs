@@ -3,6 +3,7 @@
 //! deliveries, a robots.txt tester — and `/status.json` the same data. Server-rendered with
 //! minijinja, readable without JavaScript.
 
+mod file;
 pub mod status;
 
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use crate::http::AppState;
 use status::{known_agents, robots_answer, Status};
 
 const TEMPLATE: &str = include_str!("../../templates/status.html");
+const FILE_TEMPLATE: &str = include_str!("../../templates/status-file.html");
 
 /// The status page's routes, over the same state the public side serves from.
 pub fn router(app: AppState) -> Router {
@@ -25,6 +27,7 @@ pub fn router(app: AppState) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/status.json", get(json))
+        .route("/file", get(file_page))
         .with_state((app, templates))
 }
 
@@ -34,6 +37,8 @@ fn templates() -> Environment<'static> {
     let mut env = Environment::new();
     env.add_template("status.html", TEMPLATE)
         .expect("the built-in status template parses");
+    env.add_template("status-file.html", FILE_TEMPLATE)
+        .expect("the built-in file template parses");
     env
 }
 
@@ -44,6 +49,59 @@ struct RobotsQuestion {
     agent: Option<String>,
     /// Which site's robots.txt (its base URL); the first site by default.
     site: Option<String>,
+}
+
+/// Which file to show, and which of its rows.
+#[derive(Debug, serde::Deserialize)]
+struct FileQuestion {
+    /// The site's base URL; the first site by default.
+    site: Option<String>,
+    name: String,
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    page: usize,
+}
+
+/// One sitemap file as a table: its entries, and the rows of its range left out, with why.
+async fn file_page(
+    State((app, templates)): State<AdminState>,
+    Query(question): Query<FileQuestion>,
+) -> Response {
+    let site = question
+        .site
+        .as_deref()
+        .and_then(|key| app.sites.iter().find(|s| s.key == key))
+        .unwrap_or_else(|| app.site());
+    let Some((group, served)) = file::find(site, &question.name) else {
+        return (StatusCode::NOT_FOUND, "no such file\n").into_response();
+    };
+    let view = match file::view(site, &group, &served, &question.q, question.page).await {
+        Ok(view) => view,
+        Err(e) => {
+            tracing::warn!(error = %crate::error::Chain(&e), "could not read a file for the status page");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the database did not answer\n",
+            )
+                .into_response();
+        }
+    };
+    let rendered = templates
+        .get_template("status-file.html")
+        .and_then(|t| t.render(context! { view => view }));
+    html(rendered)
+}
+
+/// A rendered page, or a 500 that the log explains.
+fn html(rendered: Result<String, minijinja::Error>) -> Response {
+    match rendered {
+        Ok(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
+        Err(e) => {
+            tracing::error!(error = %crate::error::Chain(&e), "status page template failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
 }
 
 async fn json(State((app, _)): State<AdminState>) -> Json<Status> {
@@ -77,11 +135,5 @@ async fn page(
             asked_agent => question.agent.unwrap_or_else(|| "Googlebot".into()),
         })
     });
-    match rendered {
-        Ok(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
-        Err(e) => {
-            tracing::error!(error = %crate::error::Chain(&e), "status page template failed");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
+    html(rendered)
 }

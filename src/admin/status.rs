@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::config::MAX_URLS_PER_FILE;
-use crate::crawlers::{Crawler, Ledger};
+use crate::crawlers::{Crawler, DayCount, Ledger};
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
@@ -25,6 +25,8 @@ pub struct Status {
     pub version: &'static str,
     pub sites: Vec<SiteStatus>,
     pub crawlers: Vec<CrawlerStatus>,
+    /// The most requests any crawler made on one day of the last two weeks (the chart's scale).
+    pub busiest_day: u64,
     pub deliveries: Deliveries,
 }
 
@@ -87,6 +89,8 @@ pub struct CrawlerStatus {
     pub files_behind: usize,
     /// `site file` of up to 20 files changed since this crawler last fetched them.
     pub behind: Vec<String>,
+    /// Requests per day, the last two weeks, oldest first.
+    pub per_day: Vec<DayCount>,
 }
 
 /// What the change notifications delivered since the process started.
@@ -112,11 +116,18 @@ pub struct RobotsAnswer {
 impl Status {
     pub fn of(app: &App) -> Self {
         let changed = ChangeTimes::of(&app.sites);
+        let crawlers = crawlers(&app.ledger, &changed);
+        let busiest_day = crawlers
+            .iter()
+            .flat_map(|c| c.per_day.iter().map(|d| d.requests))
+            .max()
+            .unwrap_or_default();
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
             sites: app.sites.iter().map(|site| site_status(site)).collect(),
-            crawlers: crawlers(&app.ledger, &changed),
+            crawlers,
+            busiest_day,
             deliveries: deliveries(app),
         }
     }
@@ -221,6 +232,7 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
                     .take(BEHIND_LISTED)
                     .map(|(site, file)| format!("{site} {file}"))
                     .collect(),
+                per_day: activity.per_day,
             }
         })
         .collect()

@@ -207,7 +207,20 @@ pub struct CrawlerActivity {
     /// The files it fetched (at most [`MAX_FILES_PER_CRAWLER`], the most recent), sorted by site
     /// then file.
     pub files: Vec<FileFetch>,
+    /// Requests of each of the last [`DAYS_KEPT`] days (UTC), oldest first, today last.
+    pub per_day: Vec<DayCount>,
 }
+
+/// Requests of one crawler on one day.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DayCount {
+    /// `YYYY-MM-DD`, UTC.
+    pub day: String,
+    pub requests: u64,
+}
+
+/// Days of request counts kept per crawler, for the status page's chart.
+pub const DAYS_KEPT: usize = 14;
 
 /// One crawler's part of the ledger, behind its own lock.
 #[derive(Debug)]
@@ -216,6 +229,8 @@ struct Track {
     ok: u64,
     not_modified: u64,
     files: Recent,
+    /// Requests per day: slot `day % DAYS_KEPT` holds `(day, count)` (days since 1970).
+    days: [(i64, u64); DAYS_KEPT],
 }
 
 impl Track {
@@ -225,6 +240,7 @@ impl Track {
             ok: 0,
             not_modified: 0,
             files: Recent::new(file_capacity),
+            days: [(i64::MIN, 0); DAYS_KEPT],
         }
     }
 }
@@ -283,6 +299,12 @@ impl Ledger {
             .inc();
         let mut track = self.track(crawler);
         track.last_fetch = Some(track.last_fetch.map_or(at, |last| last.max(at)));
+        let day = at.div_euclid(86_400);
+        let slot = &mut track.days[day.rem_euclid(DAYS_KEPT as i64) as usize];
+        if slot.0 != day {
+            *slot = (day, 0);
+        }
+        slot.1 += 1;
         match status {
             200 => track.ok += 1,
             304 => track.not_modified += 1,
@@ -298,13 +320,14 @@ impl Ledger {
         Crawler::ALL
             .into_iter()
             .map(|crawler| {
-                let (last_fetch, ok, not_modified, fetched) = {
+                let (last_fetch, ok, not_modified, fetched, days) = {
                     let track = self.track(crawler);
                     (
                         track.last_fetch,
                         track.ok,
                         track.not_modified,
                         Self::fetched(&track),
+                        track.days,
                     )
                 };
                 let mut files: Vec<FileFetch> = fetched
@@ -322,6 +345,7 @@ impl Ledger {
                     ok,
                     not_modified,
                     files,
+                    per_day: per_day(&days, chrono::Utc::now().timestamp()),
                 }
             })
             .collect()
@@ -400,6 +424,22 @@ fn is_behind(
     last_fetch: i64,
 ) -> bool {
     changed(site, file).is_some_and(|change| change > last_fetch)
+}
+
+/// The last [`DAYS_KEPT`] days up to the one of `now`, oldest first, with their counts.
+fn per_day(days: &[(i64, u64); DAYS_KEPT], now: i64) -> Vec<DayCount> {
+    let today = now.div_euclid(86_400);
+    (today - DAYS_KEPT as i64 + 1..=today)
+        .map(|day| {
+            let (kept, count) = days[day.rem_euclid(DAYS_KEPT as i64) as usize];
+            DayCount {
+                day: chrono::DateTime::from_timestamp(day * 86_400, 0)
+                    .map(|t| t.format("%Y-%m-%d").to_string())
+                    .unwrap_or_default(),
+                requests: if kept == day { count } else { 0 },
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -715,5 +755,21 @@ mod tests {
         assert!(ledger.tracks[0].is_poisoned());
         ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 1);
         assert_eq!(ledger.snapshot()[0].ok, 1);
+    }
+
+    #[test]
+    fn requests_are_counted_per_day_for_two_weeks() {
+        let ledger = Ledger::default();
+        let day = 86_400;
+        let now = 20_000 * day + 100;
+        ledger.record(Crawler::Googlebot, "s", "robots.txt", 200, now);
+        ledger.record(Crawler::Googlebot, "s", "robots.txt", 304, now - day);
+        ledger.record(Crawler::Googlebot, "s", "sitemap_index.xml", 200, now - day);
+        // Three weeks ago: outside the two weeks kept.
+        ledger.record(Crawler::Googlebot, "s", "robots.txt", 200, now - 20 * day);
+        let days = per_day(&ledger.track(Crawler::Googlebot).days, now);
+        let counts: Vec<u64> = days.iter().map(|d| d.requests).collect();
+        assert_eq!(counts, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1]);
+        assert_eq!(days[13].day, "2024-10-04");
     }
 }

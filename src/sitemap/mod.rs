@@ -4,6 +4,7 @@
 //! valid against the sitemaps.org schemas, plus a [`PageBuilder`] that keeps every file within the
 //! protocol's limits and fingerprints its exact bytes for validators.
 
+pub mod audit;
 pub mod entry;
 pub mod loc;
 mod namespaces;

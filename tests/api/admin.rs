@@ -81,6 +81,42 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     assert!(html.contains("future_lastmod"));
     assert!(html.contains("id=\"verdict\""), "{html}");
     assert!(html.contains(">allowed</span>"), "{html}");
+
+    // Each file as a table: its entries, and the rows of its range left out with why.
+    let file = |query: &'static str| {
+        let client = client.clone();
+        let admin = admin.clone();
+        async move {
+            client
+                .get(format!("{admin}/file?name=sitemap-1.xml.gz{query}"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+                // minijinja escapes `/` in HTML text.
+                .replace("&#x2f;", "/")
+        }
+    };
+    let all = file("").await;
+    assert!(all.contains("https://www.example.com/a"), "{all}");
+    assert!(all.contains("left out: out_of_scope"), "{all}");
+    assert!(all.contains("lastmod in the future left out"), "{all}");
+    assert!(all.contains("3 rows"), "{all}");
+    let searched = file("&q=/B").await;
+    assert!(searched.contains("https://www.example.com/b"), "{searched}");
+    assert!(
+        !searched.contains("https://www.example.com/a<"),
+        "{searched}"
+    );
+    assert!(searched.contains("1 row with"), "{searched}");
+    let missing = client
+        .get(format!("{admin}/file?name=sitemap-9.xml.gz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
 }
 
 #[tokio::test]

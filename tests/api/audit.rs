@@ -1,11 +1,13 @@
 //! The audit of what engines distrust: a lastmod in the future is left out (the entry stays),
 //! the same URL twice in one file is listed once; both are counted, and `check` exits 1 on them.
+//! hreflang clusters engines ignore are warnings `check` prints.
 
 use crate::helpers::*;
 
 crate::on_each_database!(
     a_lastmod_in_the_future_is_left_out_and_counted,
     the_same_url_twice_in_a_file_is_listed_once,
+    check_warns_of_one_way_hreflang_without_failing,
 );
 
 /// `sitemapd check` on `db`: its exit code and what it printed.
@@ -117,4 +119,23 @@ async fn the_same_url_twice_in_a_file_is_listed_once(backend: Backend) {
         "{stdout}"
     );
     assert!(stdout.contains("entries served: 3"), "{stdout}");
+}
+
+async fn check_warns_of_one_way_hreflang_without_failing(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/en/a"), (2, "/fr/a")]).await;
+    // English names French and itself; French names no one: a one-way cluster.
+    db.insert_alternates(&[(1, "en", "/en/a"), (1, "fr", "/fr/a")])
+        .await;
+    let (code, stdout) = check(&db, &[]);
+    assert_eq!(code, Some(0), "warnings leave nothing out: {stdout}");
+    assert!(
+        stdout.contains("warning: 1 alternates that are entries of the site but do not link back"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("id 1: https://www.example.com/en/a → https://www.example.com/fr/a"),
+        "{stdout}"
+    );
 }

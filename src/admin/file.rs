@@ -1,0 +1,133 @@
+//! A sitemap file as a person reads it, for the status page: its entries in order with their
+//! lastmod, changefreq, priority and extensions, the rows of its range that were left out with
+//! the reason, searchable by URL and paged. Read from the database like a render, never cached.
+
+use futures::TryStreamExt;
+use serde::Serialize;
+
+use crate::site::{page_file_name, Group, ServedPage, Site};
+use crate::sitemap::{Namespaces, SeenUrls, SkipReason, UrlKey};
+use crate::store::StoreError;
+
+/// Rows shown per page of the view.
+pub const ROWS_PER_VIEW: usize = 100;
+
+/// One page of the view of one file.
+#[derive(Debug, Serialize)]
+pub struct FileView {
+    pub site: String,
+    pub name: String,
+    pub url: String,
+    pub query: String,
+    /// Rows matching the query, in the file's id order.
+    pub matching: usize,
+    pub page: usize,
+    pub pages: usize,
+    pub rows: Vec<ViewRow>,
+}
+
+/// An entry of the file, or a row of its range left out.
+#[derive(Debug, Serialize)]
+pub struct ViewRow {
+    pub id: i64,
+    /// The URL as served, or the row's `loc` as the source has it when it was left out.
+    pub loc: String,
+    pub lastmod: Option<String>,
+    pub changefreq: Option<&'static str>,
+    pub priority: Option<String>,
+    /// `2 images`, `1 alternate`, `news`, … as served.
+    pub extensions: Vec<String>,
+    /// Why the row is not in the file; `None` when it is.
+    pub skipped: Option<&'static str>,
+}
+
+/// The group and page `name` is, of `site`.
+pub fn find(site: &Site, name: &str) -> Option<(std::sync::Arc<Group>, ServedPage)> {
+    site.groups.iter().find_map(|group| {
+        let snapshot = group.snapshot();
+        let page = snapshot
+            .layout
+            .0
+            .iter()
+            .find(|p| page_file_name(group.name.as_deref(), p.no) == name)?;
+        Some((group.clone(), snapshot.page(page.no)?))
+    })
+}
+
+/// Page `page` (from 0) of the rows of `served` whose URL contains `query` (any case).
+pub async fn view(
+    site: &Site,
+    group: &Group,
+    served: &ServedPage,
+    query: &str,
+    page: usize,
+) -> Result<FileView, StoreError> {
+    let name = page_file_name(group.name.as_deref(), served.page.no);
+    let needle = query.trim().to_lowercase();
+    let mut rows = group.rows(served.range, Namespaces::ALL, served.news_at);
+    let mut seen = SeenUrls::default();
+    let mut matching = 0;
+    let mut shown = Vec::new();
+    let first = page * ROWS_PER_VIEW;
+    while let Some(raw) = rows.try_next().await? {
+        let row = match group.rules.accept(&raw) {
+            Ok(entry) => {
+                let duplicate = !seen.first_time(UrlKey::of(&entry.loc));
+                ViewRow {
+                    id: raw.id,
+                    loc: entry.loc.as_str().to_string(),
+                    lastmod: entry.lastmod.map(|l| l.w3c()),
+                    changefreq: entry.changefreq.map(|c| c.as_str()),
+                    priority: entry.priority.map(|p| p.to_decimal()),
+                    extensions: extensions(&entry),
+                    skipped: duplicate.then_some(SkipReason::Duplicate.as_str()),
+                }
+            }
+            Err(reason) => ViewRow {
+                id: raw.id,
+                loc: raw.loc.clone().unwrap_or_default(),
+                lastmod: None,
+                changefreq: None,
+                priority: None,
+                extensions: Vec::new(),
+                skipped: Some(reason.as_str()),
+            },
+        };
+        if !needle.is_empty() && !row.loc.to_lowercase().contains(&needle) {
+            continue;
+        }
+        if matching >= first && shown.len() < ROWS_PER_VIEW {
+            shown.push(row);
+        }
+        matching += 1;
+    }
+    Ok(FileView {
+        site: site.key.clone(),
+        url: group.files.file_url(&name),
+        name,
+        query: query.to_string(),
+        matching,
+        page,
+        pages: matching.div_ceil(ROWS_PER_VIEW).max(1),
+        rows: shown,
+    })
+}
+
+fn extensions(entry: &crate::sitemap::Entry) -> Vec<String> {
+    let count = |n: usize, one: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {one}s")),
+    };
+    [
+        count(entry.alternates.len(), "alternate"),
+        count(entry.images.len(), "image"),
+        count(entry.videos.len(), "video"),
+        entry.article.as_ref().map(|a| format!("news: {}", a.title)),
+        (entry.dropped.get(SkipReason::FutureLastmod) > 0)
+            .then(|| "lastmod in the future left out".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
