@@ -67,6 +67,8 @@ pub struct FileStatus {
 pub struct Skipped {
     pub reason: &'static str,
     pub count: u64,
+    /// A few of them (rows measured by this process; `sitemapd check` lists more).
+    pub examples: Vec<String>,
     /// Whether the reason leaves the entry out (else one tag or extension row).
     pub drops_entry: bool,
 }
@@ -168,6 +170,7 @@ fn group_status(group: &Group) -> GroupStatus {
         .map(|(reason, count)| Skipped {
             reason: reason.as_str(),
             count,
+            examples: counts.examples_of(reason).map(str::to_string).collect(),
             drops_entry: reason.drops_entry(),
         })
         .collect();

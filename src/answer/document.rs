@@ -41,7 +41,8 @@ pub enum Body {
     /// A sitemap file, rendered from its rows as it streams.
     Page {
         group: Arc<Group>,
-        served: ServedPage,
+        /// Boxed: a page's description is far larger than the other variant.
+        served: Box<ServedPage>,
         form: PageForm,
     },
 }
@@ -133,7 +134,7 @@ impl Document {
             varies_by_encoding,
             body: Body::Page {
                 group,
-                served,
+                served: Box::new(served),
                 form,
             },
         }

@@ -209,7 +209,7 @@ impl Reader {
                 group,
                 served,
                 form,
-            } => (group, served, form),
+            } => (group, *served, form),
         };
         let (stream, len) = match form {
             PageForm::Text => (self.render_text(group, served), None),

@@ -101,9 +101,25 @@ impl SkipReason {
     }
 }
 
-/// Rows skipped, by reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SkipCounts([u64; SkipReason::ALL.len()]);
+/// Rows skipped, by reason, with the first few examples of each (for the status page; they do
+/// not take part in comparisons: two counts are equal when their numbers are).
+#[derive(Debug, Clone, Default)]
+pub struct SkipCounts {
+    counts: [u64; SkipReason::ALL.len()],
+    /// Shared, so cloning a page (as each request does) copies no text.
+    examples: std::sync::Arc<Vec<(SkipReason, String)>>,
+}
+
+/// Examples kept per reason.
+const EXAMPLES_PER_REASON: usize = 3;
+
+impl PartialEq for SkipCounts {
+    fn eq(&self, other: &Self) -> bool {
+        self.counts == other.counts
+    }
+}
+
+impl Eq for SkipCounts {}
 
 impl SkipCounts {
     pub fn add(&mut self, reason: SkipReason) {
@@ -111,24 +127,42 @@ impl SkipCounts {
     }
 
     pub fn add_n(&mut self, reason: SkipReason, n: u64) {
-        self.0[reason as usize] += n;
+        self.counts[reason as usize] += n;
     }
 
     pub fn set(&mut self, reason: SkipReason, n: u64) {
-        self.0[reason as usize] = n;
+        self.counts[reason as usize] = n;
     }
 
     pub fn get(&self, reason: SkipReason) -> u64 {
-        self.0[reason as usize]
+        self.counts[reason as usize]
     }
 
     pub fn total(&self) -> u64 {
-        self.0.iter().sum()
+        self.counts.iter().sum()
+    }
+
+    /// Keeps `example` of `reason` if fewer than three are kept (made only then).
+    pub fn example(&mut self, reason: SkipReason, example: impl FnOnce() -> String) {
+        if self.examples_of(reason).count() < EXAMPLES_PER_REASON {
+            std::sync::Arc::make_mut(&mut self.examples).push((reason, example()));
+        }
+    }
+
+    /// The examples kept of `reason`.
+    pub fn examples_of(&self, reason: SkipReason) -> impl Iterator<Item = &str> + '_ {
+        self.examples
+            .iter()
+            .filter(move |(r, _)| *r == reason)
+            .map(|(_, e)| e.as_str())
     }
 
     pub fn merge(&mut self, other: &SkipCounts) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
+        }
+        for (reason, example) in other.examples.iter() {
+            self.example(*reason, || example.clone());
         }
     }
 

@@ -64,7 +64,12 @@ impl<'a> Measure<'a> {
                         let url = UrlKey::of(&entry.loc);
                         scan.add(raw.id, url, &element, entry.namespaces());
                     }
-                    Err(reason) => scan.skipped.add(reason),
+                    Err(reason) => {
+                        scan.skipped.add(reason);
+                        scan.skipped.example(reason, || {
+                            format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL"))
+                        });
+                    }
                 }
             }
             outcomes.push(scan.finish(run[current]));
@@ -158,7 +163,13 @@ impl<'a> Measure<'a> {
 /// Extension rows an accepted entry left out count with the page's skipped rows.
 fn count_dropped(skipped: &mut SkipCounts, entry: &Entry) {
     for reason in SkipReason::ALL.into_iter().filter(|r| !r.drops_entry()) {
-        skipped.add_n(reason, entry.dropped.get(reason));
+        let n = entry.dropped.get(reason);
+        if n > 0 {
+            skipped.add_n(reason, n);
+            skipped.example(reason, || {
+                format!("entry id {}: {}", entry.id, entry.loc.as_str())
+            });
+        }
     }
 }
 

@@ -57,6 +57,16 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
         skipped.contains(&("future_lastmod".into(), 1)),
         "{skipped:?}"
     );
+    let out_of_scope = group["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["reason"] == "out_of_scope")
+        .unwrap();
+    assert_eq!(
+        out_of_scope["examples"],
+        serde_json::json!(["id 3: \"ftp://elsewhere/c\""])
+    );
     let findings = group["findings"].to_string();
     assert!(findings.contains("lastmod in the future"), "{findings}");
     let googlebot = status["crawlers"]
