@@ -101,8 +101,13 @@ pub struct Deliveries {
     pub indexnow_submitted_urls: u64,
     pub indexnow_dropped_urls: u64,
     pub indexnow_failed_requests: u64,
+    pub indexnow_pending_urls: i64,
+    /// When the endpoint last accepted a request; `None`: not since the start.
+    pub indexnow_last_success: Option<String>,
     pub pings: u64,
     pub ping_failed_requests: u64,
+    pub pings_pending: i64,
+    pub ping_last_success: Option<String>,
 }
 
 /// A robots.txt verdict for the tester.
@@ -249,12 +254,30 @@ fn deliveries(app: &App) -> Deliveries {
             .get_or_create(&crate::notify::TargetLabels { target })
             .get()
     };
+    let gauge = |family: &prometheus_client::metrics::family::Family<
+        _,
+        prometheus_client::metrics::gauge::Gauge,
+    >,
+                 target: &'static str| {
+        family
+            .get_or_create(&crate::notify::TargetLabels { target })
+            .get()
+    };
+    let last = |target| {
+        Some(gauge(&notify.last_success, target))
+            .filter(|t| *t > 0)
+            .map(time)
+    };
     Deliveries {
         indexnow_submitted_urls: notify.submitted_urls.get(),
         indexnow_dropped_urls: notify.dropped_urls.get(),
         indexnow_failed_requests: failed("indexnow"),
+        indexnow_pending_urls: gauge(&notify.pending, "indexnow"),
+        indexnow_last_success: last("indexnow"),
         pings: notify.pings.get(),
         ping_failed_requests: failed("ping"),
+        pings_pending: gauge(&notify.pending, "ping"),
+        ping_last_success: last("ping"),
     }
 }
 

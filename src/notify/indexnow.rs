@@ -305,10 +305,12 @@ impl delivery::Outbox for Outbox {
         self.metrics
             .dropped_urls
             .inc_by((added.refused + added.evicted) as u64);
+        self.metrics.waiting(Self::TARGET, self.pending.len());
     }
 
     fn take(&mut self) -> Option<Batch> {
         let (hosts, urls) = self.pending.take(MAX_URLS_PER_REQUEST)?;
+        self.metrics.waiting(Self::TARGET, self.pending.len());
         Some(Batch {
             body: body(&hosts, &urls),
             host: hosts.host,
@@ -335,6 +337,7 @@ impl delivery::Outbox for Outbox {
 
     fn delivered(&mut self, batch: &Batch) {
         self.metrics.submitted_urls.inc_by(batch.urls as u64);
+        self.metrics.succeeded(Self::TARGET);
     }
 
     fn attempt_failed(&mut self) {
@@ -348,6 +351,7 @@ impl delivery::Outbox for Outbox {
     fn drop_pending(&mut self) -> usize {
         let dropped = self.pending.len();
         self.pending = Pending::new(self.pending.cap);
+        self.metrics.waiting(Self::TARGET, 0);
         self.metrics.dropped_urls.inc_by(dropped as u64);
         dropped
     }

@@ -44,6 +44,7 @@ use std::time::Duration;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
@@ -86,6 +87,10 @@ pub struct NotifyMetrics {
     pub failed_requests: Family<TargetLabels, Counter>,
     /// Pings the webhook accepted.
     pub pings: Counter,
+    /// Unix time of the last request each target accepted (0: none yet).
+    pub last_success: Family<TargetLabels, Gauge>,
+    /// Items waiting to be sent (URLs for IndexNow, index URLs for pings), by target.
+    pub pending: Family<TargetLabels, Gauge>,
 }
 
 impl NotifyMetrics {
@@ -111,6 +116,28 @@ impl NotifyMetrics {
             "Pings of SITEMAP_PING_URL the webhook accepted",
             self.pings.clone(),
         );
+        registry.register(
+            "notify_last_success_seconds",
+            "Unix time of the last notification request accepted, by target",
+            self.last_success.clone(),
+        );
+        registry.register(
+            "notify_pending",
+            "Notifications waiting to be sent, by target",
+            self.pending.clone(),
+        );
+    }
+
+    fn succeeded(&self, target: &'static str) {
+        self.last_success
+            .get_or_create(&TargetLabels { target })
+            .set(chrono::Utc::now().timestamp());
+    }
+
+    fn waiting(&self, target: &'static str, pending: usize) {
+        self.pending
+            .get_or_create(&TargetLabels { target })
+            .set(pending as i64);
     }
 
     fn failed(&self, target: &'static str) {

@@ -60,10 +60,12 @@ impl delivery::Outbox for Outbox {
             self.pending.pop_front();
         }
         self.pending.push_back(index_url);
+        self.metrics.waiting(Self::TARGET, self.pending.len());
     }
 
     fn take(&mut self) -> Option<Ping> {
         let index_url = self.pending.pop_front()?;
+        self.metrics.waiting(Self::TARGET, self.pending.len());
         Some(Ping {
             url: self.template.url_for(&index_url),
             index_url,
@@ -90,6 +92,7 @@ impl delivery::Outbox for Outbox {
 
     fn delivered(&mut self, _ping: &Ping) {
         self.metrics.pings.inc();
+        self.metrics.succeeded(Self::TARGET);
     }
 
     fn attempt_failed(&mut self) {
@@ -99,6 +102,7 @@ impl delivery::Outbox for Outbox {
     fn dropped(&mut self, _ping: &Ping) {}
 
     fn drop_pending(&mut self) -> usize {
+        self.metrics.waiting(Self::TARGET, 0);
         std::mem::take(&mut self.pending).len()
     }
 }

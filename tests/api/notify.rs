@@ -631,4 +631,17 @@ async fn deleted_entries_and_former_urls_are_submitted_too(backend: crate::helpe
     // Taken once: nothing is left to send again.
     let removed_left = db.scalar("SELECT COUNT(*) FROM sitemapd_removed").await;
     assert_eq!(removed_left, 0);
+    // The status page's delivery figures: the last success, nothing waiting.
+    let last_success = eventually(
+        "the accepted request in the metrics",
+        || app.metric("sitemapd_notify_last_success_seconds{target=\"indexnow\"}"),
+        |t| *t > 0.0,
+    )
+    .await;
+    assert!(last_success >= (chrono::Utc::now().timestamp() - 600) as f64);
+    assert_eq!(
+        app.metric("sitemapd_notify_pending{target=\"indexnow\"}")
+            .await,
+        0.0
+    );
 }
