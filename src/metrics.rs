@@ -60,6 +60,8 @@ pub struct Metrics {
     pub sweep: SweepMetrics,
     pub entries_served: Family<GroupLabels, Gauge>,
     pub entries_skipped: Family<ReasonLabels, Gauge>,
+    /// Sitemap files of each group.
+    pub files: Family<GroupLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
     /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
@@ -88,6 +90,7 @@ impl Metrics {
             sweep: SweepMetrics::default(),
             entries_served: Family::default(),
             entries_skipped: Family::default(),
+            files: Family::default(),
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
             registry: Registry::default(),
@@ -149,6 +152,7 @@ impl Metrics {
             "Entries listed in the sitemaps, by site and group",
             m.entries_served.clone(),
         );
+        registry.register("files", "Sitemap files, by site and group", m.files.clone());
         registry.register(
             "entries_skipped",
             "Entries (and extension rows) left out, by site, group and reason",
@@ -160,7 +164,14 @@ impl Metrics {
     }
 
     /// What one group of one site lists and leaves out now.
-    pub fn record_entries(&self, group: &GroupLabels, served: usize, skipped: &SkipCounts) {
+    pub fn record_entries(
+        &self,
+        group: &GroupLabels,
+        files: usize,
+        served: usize,
+        skipped: &SkipCounts,
+    ) {
+        self.files.get_or_create(group).set(files as i64);
         self.entries_served.get_or_create(group).set(served as i64);
         for (reason, count) in skipped.iter() {
             self.entries_skipped

@@ -244,8 +244,12 @@ impl App {
                     site: site.key.clone(),
                     group: group.label().to_string(),
                 };
-                self.metrics
-                    .record_entries(&labels, layout.served(), &layout.skipped());
+                self.metrics.record_entries(
+                    &labels,
+                    layout.0.len(),
+                    layout.served(),
+                    &layout.skipped(),
+                );
             }
         }
         let changed = ledger::ChangeTimes::of(&self.sites);

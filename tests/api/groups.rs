@@ -91,6 +91,11 @@ async fn groups_with_the_same_ids_stay_apart(backend: Backend) {
     };
     assert_eq!(app.metric(&served("posts")).await, 3.0);
     assert_eq!(app.metric(&served("pages")).await, 3.0);
+    assert_eq!(
+        app.metric("sitemapd_files{site=\"https://www.example.com/\",group=\"posts\"}")
+            .await,
+        2.0
+    );
 }
 
 async fn a_change_in_one_group_leaves_the_others_files_alone(backend: Backend) {
