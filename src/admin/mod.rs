@@ -3,6 +3,7 @@
 //! deliveries, a robots.txt tester — and `/status.json` the same data. Server-rendered with
 //! minijinja, readable without JavaScript.
 
+mod audit;
 mod file;
 pub mod status;
 
@@ -20,6 +21,7 @@ use status::{known_agents, robots_answer, Status};
 
 const TEMPLATE: &str = include_str!("../../templates/status.html");
 const FILE_TEMPLATE: &str = include_str!("../../templates/status-file.html");
+const AUDIT_TEMPLATE: &str = include_str!("../../templates/status-audit.html");
 
 /// The status page's routes, over the same state the public side serves from.
 pub fn router(app: AppState) -> Router {
@@ -28,6 +30,7 @@ pub fn router(app: AppState) -> Router {
         .route("/", get(page))
         .route("/status.json", get(json))
         .route("/file", get(file_page))
+        .route("/audit", get(audit_page))
         .with_state((app, templates))
 }
 
@@ -39,6 +42,8 @@ fn templates() -> Environment<'static> {
         .expect("the built-in status template parses");
     env.add_template("status-file.html", FILE_TEMPLATE)
         .expect("the built-in file template parses");
+    env.add_template("status-audit.html", AUDIT_TEMPLATE)
+        .expect("the built-in audit template parses");
     env
 }
 
@@ -90,6 +95,39 @@ async fn file_page(
     let rendered = templates
         .get_template("status-file.html")
         .and_then(|t| t.render(context! { view => view }));
+    html(rendered)
+}
+
+/// Which site to audit.
+#[derive(Debug, serde::Deserialize)]
+struct AuditQuestion {
+    site: Option<String>,
+}
+
+/// The whole-group audit of one site (every row read: only when asked).
+async fn audit_page(
+    State((app, templates)): State<AdminState>,
+    Query(question): Query<AuditQuestion>,
+) -> Response {
+    let site = question
+        .site
+        .as_deref()
+        .and_then(|key| app.sites.iter().find(|s| s.key == key))
+        .unwrap_or_else(|| app.site());
+    let report = match audit::run(site).await {
+        Ok(report) => report,
+        Err(e) => {
+            tracing::warn!(error = %crate::error::Chain(&e), "could not read the rows to audit");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the database did not answer\n",
+            )
+                .into_response();
+        }
+    };
+    let rendered = templates
+        .get_template("status-audit.html")
+        .and_then(|t| t.render(context! { audit => report }));
     html(rendered)
 }
 

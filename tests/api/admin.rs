@@ -24,6 +24,9 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
         .await;
     db.set_lastmod(2, chrono::Utc::now() + chrono::Duration::days(30))
         .await;
+    // /a names /b as its French version; /b names nothing back.
+    db.insert_alternates(&[(1, "en", "/a"), (1, "fr", "/b")])
+        .await;
     let app = spawn_app(&db.url, &[]).await;
     app.get_with("/sitemap_index.xml", &[("user-agent", GOOGLEBOT)])
         .await;
@@ -121,6 +124,24 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
         "{searched}"
     );
     assert!(searched.contains("1 row with"), "{searched}");
+    // The whole audit, on demand.
+    let audit = client
+        .get(format!("{admin}/audit"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert!(
+        audit.contains("1 alternates that are entries of the site but do not link back"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("https://www.example.com/b, which does not link back"),
+        "{audit}"
+    );
     let missing = client
         .get(format!("{admin}/file?name=sitemap-9.xml.gz"))
         .send()

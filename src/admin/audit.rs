@@ -1,0 +1,101 @@
+//! The whole-group audit, on demand: what `sitemapd check` warns of (hreflang clusters engines
+//! ignore, a bulk touch of lastmods) and URLs repeated across files, for each group of a site.
+//! It reads every row, so it runs only when a site owner asks for it.
+
+use std::collections::HashMap;
+
+use futures::TryStreamExt;
+use serde::Serialize;
+
+use crate::site::{Group, Site};
+use crate::sitemap::audit::{GroupAudit, Warning};
+use crate::sitemap::{Namespaces, UrlKey};
+use crate::store::{IdRange, StoreError};
+
+/// Repeated URLs listed by id.
+const REPEATS_LISTED: usize = 5;
+
+#[derive(Debug, Serialize)]
+pub struct SiteAudit {
+    pub site: String,
+    pub groups: Vec<GroupReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupReport {
+    pub name: String,
+    pub entries: u64,
+    pub warnings: Vec<WarningView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WarningView {
+    pub message: String,
+    pub examples: Vec<String>,
+}
+
+impl From<Warning> for WarningView {
+    fn from(w: Warning) -> Self {
+        Self {
+            message: w.message,
+            examples: w.examples,
+        }
+    }
+}
+
+/// Reads every row of every group of `site` and reports what the audit finds.
+pub async fn run(site: &Site) -> Result<SiteAudit, StoreError> {
+    let mut groups = Vec::with_capacity(site.groups.len());
+    for group in &site.groups {
+        groups.push(group_report(group).await?);
+    }
+    Ok(SiteAudit {
+        site: site.key.clone(),
+        groups,
+    })
+}
+
+async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {
+    let mut audit = GroupAudit::default();
+    let mut first_ids: HashMap<UrlKey, i64> = HashMap::new();
+    let mut repeats = Vec::new();
+    let mut repeated = 0u64;
+    let mut entries = 0u64;
+    let mut rows = group.rows(IdRange::ALL, Namespaces::ALL, None);
+    while let Some(raw) = rows.try_next().await? {
+        let Ok(entry) = group.rules.accept(&raw) else {
+            continue;
+        };
+        match first_ids.get(&UrlKey::of(&entry.loc)) {
+            Some(first) => {
+                repeated += 1;
+                if repeats.len() < REPEATS_LISTED {
+                    repeats.push(format!(
+                        "id {}: {} (as id {first})",
+                        raw.id,
+                        entry.loc.as_str()
+                    ));
+                }
+            }
+            None => {
+                first_ids.insert(UrlKey::of(&entry.loc), raw.id);
+                audit.add(&entry);
+                entries += 1;
+            }
+        }
+    }
+    let mut warnings: Vec<WarningView> = audit.warnings().into_iter().map(Into::into).collect();
+    if repeated > 0 {
+        warnings.push(WarningView {
+            message: format!(
+                "{repeated} URLs repeat an earlier entry of the group (each file lists a URL once; across files they stay)"
+            ),
+            examples: repeats,
+        });
+    }
+    Ok(GroupReport {
+        name: group.name.clone().unwrap_or_default(),
+        entries,
+        warnings,
+    })
+}
