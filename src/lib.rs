@@ -19,15 +19,18 @@
 //!   dated against what is stored (settled), saved compare-and-set, installed as the next
 //!   snapshot, and announced to IndexNow; the change-log version they cover is stored. Opening
 //!   a site, background verification, retries and the refresh period are its schedule.
-//! - [`site`]: what both share: a site's settings, its files as id ranges ([`site::Layout`]) and
-//!   the [`site::Snapshot`] requests are answered from.
+//! - [`site`]: what both share: a site and its groups (one source each: their settings, their
+//!   files as id ranges, [`site::Layout`]) and the [`site::Snapshot`] requests are answered
+//!   from.
 //!
 //! Beneath them, pure rules and formats: [`sitemap`] (entry rules, limits, the XML writer),
 //! [`robots`] (robots.txt templates, validation, RFC 9309 matching), [`feed`] (Atom and RSS),
 //! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
-//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded). [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
+//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded). [`admin`] is the
+//! status page on its own listener, read from the same snapshots, ledger and metrics.
+//! [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
 //! the command line; [`error`] reports failures with their causes.
 

@@ -73,11 +73,7 @@ async fn file_page(
     State((app, templates)): State<AdminState>,
     Query(question): Query<FileQuestion>,
 ) -> Response {
-    let site = question
-        .site
-        .as_deref()
-        .and_then(|key| app.sites.iter().find(|s| s.key == key))
-        .unwrap_or_else(|| app.site());
+    let site = site_named(&app, question.site.as_deref());
     let Some((group, served)) = file::find(site, &question.name) else {
         return (StatusCode::NOT_FOUND, "no such file\n").into_response();
     };
@@ -109,11 +105,7 @@ async fn audit_page(
     State((app, templates)): State<AdminState>,
     Query(question): Query<AuditQuestion>,
 ) -> Response {
-    let site = question
-        .site
-        .as_deref()
-        .and_then(|key| app.sites.iter().find(|s| s.key == key))
-        .unwrap_or_else(|| app.site());
+    let site = site_named(&app, question.site.as_deref());
     let report = match audit::run(site).await {
         Ok(report) => report,
         Err(e) => {
@@ -129,6 +121,12 @@ async fn audit_page(
         .get_template("status-audit.html")
         .and_then(|t| t.render(context! { audit => report }));
     html(rendered)
+}
+
+/// The site whose base URL is `key`; the first site when none is named (or none matches).
+fn site_named<'a>(app: &'a AppState, key: Option<&str>) -> &'a std::sync::Arc<crate::site::Site> {
+    key.and_then(|key| app.sites.iter().find(|s| s.key == key))
+        .unwrap_or_else(|| app.site())
 }
 
 /// A rendered page, or a 500 that the log explains.
@@ -156,11 +154,7 @@ async fn page(
         .as_deref()
         .filter(|u| !u.is_empty())
         .map(|url| {
-            let site = question
-                .site
-                .as_deref()
-                .and_then(|key| app.sites.iter().find(|s| s.key == key))
-                .unwrap_or_else(|| app.site());
+            let site = site_named(&app, question.site.as_deref());
             let agent = question.agent.as_deref().unwrap_or("Googlebot");
             robots_answer(site, url, agent)
         });

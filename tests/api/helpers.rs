@@ -310,46 +310,33 @@ impl TestDb {
 
     /// Blocks every read and write of `table` until [`Held::release`]; `None` on SQLite.
     pub async fn hold_table(&self, table: &str) -> Option<Held> {
-        match &self.pool {
-            TestPool::Postgres(pool) => {
-                let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql(&format!(
-                    "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
-                ))
-                .execute(&mut *conn)
-                .await
-                .unwrap();
-                Some(Held::Postgres(conn))
-            }
-            TestPool::MariaDb(pool) => {
-                let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql(&format!("LOCK TABLES {table} WRITE"))
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
-                Some(Held::MariaDb(conn))
-            }
-            TestPool::Sqlite(_) => None,
-        }
+        self.hold(
+            &format!("BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"),
+            &format!("LOCK TABLES {table} WRITE"),
+        )
+        .await
     }
 
     /// Blocks every write of `table` (reads go on) until [`Held::release`]; `None` on SQLite.
     pub async fn hold_writes(&self, table: &str) -> Option<Held> {
+        self.hold(
+            &format!("BEGIN; LOCK TABLE {table} IN EXCLUSIVE MODE"),
+            &format!("LOCK TABLES {table} READ"),
+        )
+        .await
+    }
+
+    /// Runs the locking statement of the server on a connection kept until released.
+    async fn hold(&self, postgres: &str, mariadb: &str) -> Option<Held> {
         match &self.pool {
             TestPool::Postgres(pool) => {
                 let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql(&format!("BEGIN; LOCK TABLE {table} IN EXCLUSIVE MODE"))
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
+                sqlx::raw_sql(postgres).execute(&mut *conn).await.unwrap();
                 Some(Held::Postgres(conn))
             }
             TestPool::MariaDb(pool) => {
                 let mut conn = pool.acquire().await.unwrap();
-                sqlx::raw_sql(&format!("LOCK TABLES {table} READ"))
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
+                sqlx::raw_sql(mariadb).execute(&mut *conn).await.unwrap();
                 Some(Held::MariaDb(conn))
             }
             TestPool::Sqlite(_) => None,
