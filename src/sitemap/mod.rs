@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod entry;
+mod lastmod;
 pub mod loc;
 mod namespaces;
 pub mod rich;

@@ -5,9 +5,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::entry::{Lastmod, MAX_IMAGES_PER_URL};
+use super::lastmod::Lastmod;
 use super::loc::{is_xml_char, Loc};
-use super::writer::{push_element_inline, push_text};
 use super::{SkipCounts, SkipReason};
 use crate::config::{BaseUrl, NewsPublication};
 
@@ -22,7 +21,7 @@ pub const MAX_VIDEO_DESCRIPTION: usize = 2048;
 /// Longest video duration Google takes, in seconds (8 hours).
 pub const MAX_VIDEO_SECONDS: i64 = 28_800;
 /// Most videos one `<url>` carries (as for images).
-pub const MAX_VIDEOS_PER_URL: usize = MAX_IMAGES_PER_URL;
+pub const MAX_VIDEOS_PER_URL: usize = 1000;
 
 /// One `sitemap_videos` row, as read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,45 +150,6 @@ fn clean_text(value: &str) -> Option<String> {
     (!value.is_empty() && value.chars().all(is_xml_char)).then(|| value.to_string())
 }
 
-/// Appends `video:video` elements, children in the order Google's schema requires.
-pub fn write_videos(out: &mut Vec<u8>, videos: &[Video]) {
-    for video in videos {
-        push_element_inline(out, "video:video", |out| {
-            push_text(out, "video:thumbnail_loc", video.thumbnail_loc.as_str());
-            push_text(out, "video:title", &video.title);
-            push_text(out, "video:description", &video.description);
-            if let Some(loc) = &video.content_loc {
-                push_text(out, "video:content_loc", loc.as_str());
-            }
-            if let Some(loc) = &video.player_loc {
-                push_text(out, "video:player_loc", loc.as_str());
-            }
-            if let Some(seconds) = video.duration {
-                push_text(out, "video:duration", &seconds.to_string());
-            }
-            if let Some(at) = video.publication_date {
-                push_text(out, "video:publication_date", &at.w3c());
-            }
-        });
-    }
-}
-
-/// Appends the `news:news` element of an article.
-pub fn write_article(out: &mut Vec<u8>, article: &Article) {
-    push_element_inline(out, "news:news", |out| {
-        push_element_inline(out, "news:publication", |out| {
-            push_text(out, "news:name", &article.publication.name);
-            push_text(out, "news:language", &article.publication.language);
-        });
-        push_text(
-            out,
-            "news:publication_date",
-            &article.publication_date.w3c(),
-        );
-        push_text(out, "news:title", &article.title);
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,14 +216,7 @@ mod tests {
             accepted[0].content_loc.as_ref().unwrap().as_str(),
             "https://e.com/v.mp4"
         );
-        let mut out = Vec::new();
-        write_videos(&mut out, &accepted);
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.contains("<video:title>Grilling &amp; more</video:title>"),
-            "{text}"
-        );
-        assert!(text.contains("How to &lt;grill&gt;"), "{text}");
+        assert_eq!(accepted[0].title, "Grilling & more");
     }
 
     #[test]
@@ -281,15 +234,7 @@ mod tests {
         };
         let article = raw.clone().with_defaults(&defaults).accept().unwrap();
         assert_eq!(article.publication, defaults);
-        let mut out = Vec::new();
-        write_article(&mut out, &article);
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "<news:news><news:publication><news:name>The Daily</news:name>\
-             <news:language>en</news:language></news:publication>\
-             <news:publication_date>2023-11-14T22:13:20+00:00</news:publication_date>\
-             <news:title>Rates &amp; rivers</news:title></news:news>"
-        );
+        assert_eq!(article.title, "Rates & rivers");
         let untitled = RawArticle { title: None, ..raw };
         assert_eq!(
             untitled.with_defaults(&defaults).accept(),

@@ -8,7 +8,7 @@ use quick_xml::escape::escape;
 
 use super::entry::{w3c_datetime, Entry, EntryRules, RawEntry};
 use super::namespaces::Namespaces;
-use super::rich::{write_article, write_videos, NEWS_NS, VIDEO_NS};
+use super::rich::{Article, Video, NEWS_NS, VIDEO_NS};
 use super::SkipReason;
 
 pub const SITEMAP_NS: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
@@ -139,7 +139,7 @@ impl EntryRules {
     }
 }
 
-pub(super) fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
+fn push_element_inline(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) {
     out.push(b'<');
     out.extend_from_slice(name.as_bytes());
     out.push(b'>');
@@ -159,7 +159,7 @@ fn push_element(out: &mut Vec<u8>, name: &str, body: impl FnOnce(&mut Vec<u8>)) 
     out.extend_from_slice(b">\n");
 }
 
-pub(super) fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
+fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
     out.push(b'<');
     out.extend_from_slice(name.as_bytes());
     out.push(b'>');
@@ -167,6 +167,45 @@ pub(super) fn push_text(out: &mut Vec<u8>, name: &str, text: &str) {
     out.extend_from_slice(b"</");
     out.extend_from_slice(name.as_bytes());
     out.push(b'>');
+}
+
+/// Appends `video:video` elements, children in the order Google's schema requires.
+pub fn write_videos(out: &mut Vec<u8>, videos: &[Video]) {
+    for video in videos {
+        push_element_inline(out, "video:video", |out| {
+            push_text(out, "video:thumbnail_loc", video.thumbnail_loc.as_str());
+            push_text(out, "video:title", &video.title);
+            push_text(out, "video:description", &video.description);
+            if let Some(loc) = &video.content_loc {
+                push_text(out, "video:content_loc", loc.as_str());
+            }
+            if let Some(loc) = &video.player_loc {
+                push_text(out, "video:player_loc", loc.as_str());
+            }
+            if let Some(seconds) = video.duration {
+                push_text(out, "video:duration", &seconds.to_string());
+            }
+            if let Some(at) = video.publication_date {
+                push_text(out, "video:publication_date", &at.w3c());
+            }
+        });
+    }
+}
+
+/// Appends the `news:news` element of an article.
+pub fn write_article(out: &mut Vec<u8>, article: &Article) {
+    push_element_inline(out, "news:news", |out| {
+        push_element_inline(out, "news:publication", |out| {
+            push_text(out, "news:name", &article.publication.name);
+            push_text(out, "news:language", &article.publication.language);
+        });
+        push_text(
+            out,
+            "news:publication_date",
+            &article.publication_date.w3c(),
+        );
+        push_text(out, "news:title", &article.title);
+    });
 }
 
 #[cfg(test)]
@@ -221,5 +260,52 @@ mod tests {
         assert!(String::from_utf8(styled.urlset_open(Namespaces::NONE))
             .unwrap()
             .contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
+    }
+
+    #[test]
+    fn videos_and_articles_are_written_escaped_in_the_schemas_order() {
+        use crate::config::{BaseUrl, NewsPublication};
+        use crate::sitemap::rich::{accept_videos, RawArticle, RawVideo};
+        use crate::sitemap::SkipCounts;
+        let base = BaseUrl::parse("https://e.com").unwrap();
+        let raw = RawVideo {
+            thumbnail_loc: Some("https://cdn.e.com/t.jpg".into()),
+            title: Some("Grilling & more".into()),
+            description: Some("How to <grill>".into()),
+            content_loc: Some("/v.mp4".into()),
+            duration: Some(600),
+            ..RawVideo::default()
+        };
+        let videos = accept_videos(&[raw], &base, &mut SkipCounts::default());
+        let mut out = Vec::new();
+        write_videos(&mut out, &videos);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "<video:video><video:thumbnail_loc>https://cdn.e.com/t.jpg</video:thumbnail_loc>\
+             <video:title>Grilling &amp; more</video:title>\
+             <video:description>How to &lt;grill&gt;</video:description>\
+             <video:content_loc>https://e.com/v.mp4</video:content_loc>\
+             <video:duration>600</video:duration></video:video>"
+        );
+        let article = RawArticle {
+            publication_date: chrono::DateTime::from_timestamp(1_700_000_000, 0),
+            title: Some("Rates & rivers".into()),
+            ..RawArticle::default()
+        }
+        .with_defaults(&NewsPublication {
+            name: "The Daily".into(),
+            language: "en".into(),
+        })
+        .accept()
+        .unwrap();
+        let mut out = Vec::new();
+        write_article(&mut out, &article);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "<news:news><news:publication><news:name>The Daily</news:name>\
+             <news:language>en</news:language></news:publication>\
+             <news:publication_date>2023-11-14T22:13:20+00:00</news:publication_date>\
+             <news:title>Rates &amp; rivers</news:title></news:news>"
+        );
     }
 }
