@@ -1,7 +1,7 @@
 //! Rich entries: videos (`video:video`, Google's video extension) of any entry, and the article
-//! of a news group's entry (`news:news`). Rows as read, the checks that make them writable, and
-//! how they are written. A bad video row is dropped and counted, never the entry; an article
-//! without what Google News requires is left out.
+//! of a news group's entry (`news:news`): rows as read, and the checks that make them writable
+//! ([`super::writer`] writes them). A bad video row is dropped and counted, never the entry; an
+//! article without what Google News requires is left out.
 
 use chrono::{DateTime, Utc};
 
