@@ -20,7 +20,8 @@ fn readme_view(view: &str) -> String {
         .replace("cms.", "")
 }
 
-/// The parts of WordPress's wp_posts the view reads, as WordPress declares them.
+/// The parts of WordPress's wp_posts and wp_options the view reads, as WordPress declares them
+/// (the front page is the static page "about").
 const WP_POSTS: &str = "CREATE TABLE wp_posts (
     ID bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
     post_date datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
@@ -39,7 +40,14 @@ const WP_POSTS: &str = "CREATE TABLE wp_posts (
     (5, '2024-04-02 00:00:00', '2024-04-02 00:00:00', 'publish', 'secret', 'members', 'post', 0),
     (6, '2024-04-03 00:00:00', '2024-04-03 00:00:00', 'inherit', '', '1-revision-v1', 'revision', 1),
     (7, '2024-05-09 00:00:00', '0000-00-00 00:00:00', 'publish', '', 'caf%c3%a9-cr%c3%a8me', 'post', 0),
-    (8, '2024-05-10 00:00:00', '2024-05-10 00:00:00', 'publish', '', 'logo', 'attachment', 0);";
+    (8, '2024-05-10 00:00:00', '2024-05-10 00:00:00', 'publish', '', 'logo', 'attachment', 0),
+    (9, '2024-01-03 00:00:00', '2024-02-03 00:00:00', 'publish', '', 'lead', 'page', 3);
+  CREATE TABLE wp_options (
+    option_id bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    option_name varchar(191) NOT NULL DEFAULT '' UNIQUE,
+    option_value longtext NOT NULL
+  ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
+  INSERT INTO wp_options (option_name, option_value) VALUES ('show_on_front', 'page'), ('page_on_front', '2');";
 
 async fn wordpress() -> (TestDb, TestApp) {
     let db = TestDb::on(Backend::MariaDb).await;
@@ -66,15 +74,18 @@ async fn urlset(app: &TestApp) -> String {
 
 #[tokio::test]
 async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_dates() {
-    let (_db, app) = wordpress().await;
+    let (db, app) = wordpress().await;
     let xml = urlset(&app).await;
     assert_eq!(
         locs(xml.as_bytes()),
         [
             "https://blog.example.com/2024/03/hello-world/",
-            "https://blog.example.com/about/",
+            // The static front page is the home page.
+            "https://blog.example.com/",
             "https://blog.example.com/about/team/",
             "https://blog.example.com/2024/05/caf%c3%a9-cr%c3%a8me/",
+            // Nested two levels: the whole path.
+            "https://blog.example.com/about/team/lead/",
         ]
     );
     assert!(xml.contains(
@@ -82,7 +93,7 @@ async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_date
          <lastmod>2024-03-06T08:30:00+00:00</lastmod><changefreq>weekly</changefreq></url>"
     ));
     assert!(xml.contains(
-        "<url><loc>https://blog.example.com/about/</loc>\
+        "<url><loc>https://blog.example.com/</loc>\
          <lastmod>2024-02-01T00:00:00+00:00</lastmod><changefreq>monthly</changefreq></url>"
     ));
     // WordPress's zero date is no date: the tag is left out, never invented.
@@ -90,6 +101,24 @@ async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_date
         "<url><loc>https://blog.example.com/2024/05/caf%c3%a9-cr%c3%a8me/</loc>\
          <changefreq>weekly</changefreq></url>"
     ));
+
+    // The home page lists the latest posts from now on: it is listed (dated by the latest
+    // post), and the former front page is at its own path again.
+    db.exec("UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front'")
+        .await;
+    app.sweep().await;
+    let xml = urlset(&app).await;
+    assert!(
+        xml.contains(
+            "<url><loc>https://blog.example.com/</loc>\
+         <lastmod>2024-03-06T08:30:00+00:00</lastmod><changefreq>daily</changefreq></url>"
+        ),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<loc>https://blog.example.com/about/</loc>"),
+        "{xml}"
+    );
 }
 
 #[tokio::test]
@@ -109,7 +138,7 @@ async fn publishing_a_draft_shows_within_the_refresh_period() {
                 _ => Vec::new(),
             }
         },
-        |served| served.len() == 5,
+        |served| served.len() == 6,
     )
     .await;
     assert!(
