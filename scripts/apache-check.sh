@@ -40,20 +40,12 @@ modules=
 for m in mpm_event authz_core mime dir rewrite proxy proxy_http headers deflate filter expires env setenvif; do
   modules+="LoadModule ${m}_module $MODULES/mod_$m.so"$'\n'
 done
-cat >"$AP/httpd.conf" <<CONF
-ServerRoot "$AP"
-ServerName localhost
-Listen 127.0.0.1:$FP
-PidFile "$AP/httpd.pid"
-DefaultRuntimeDir "$AP"
-Mutex file:$AP default
-ErrorLog "$AP/error.log"
-LogLevel warn
-TypesConfig /etc/mime.types
-$user_lines
-$modules
-<VirtualHost 127.0.0.1:$FP>
+# virtual_host PORT [INCLUDE]: the test site, with an extra Include (staging).
+virtual_host() {
+  cat <<VHOST
+<VirtualHost 127.0.0.1:$1>
     ServerName localhost
+${2:+    Include "$2"}
     DocumentRoot "$AP/site"
     <Directory "$AP/site">
         Require all granted
@@ -76,6 +68,23 @@ $modules
 
     Include "$AP/sitemapd.conf"
 </VirtualHost>
+VHOST
+}
+cat >"$AP/httpd.conf" <<CONF
+ServerRoot "$AP"
+ServerName localhost
+Listen 127.0.0.1:$FP
+Listen 127.0.0.1:$SG
+PidFile "$AP/httpd.pid"
+DefaultRuntimeDir "$AP"
+Mutex file:$AP default
+ErrorLog "$AP/error.log"
+LogLevel warn
+TypesConfig /etc/mime.types
+$user_lines
+$modules
+$(virtual_host "$FP")
+$(virtual_host "$SG" "$ROOT/deploy/apache/sitemapd-staging.conf")
 CONF
 
 if timeout 30 "$APACHE" -t -f "$AP/httpd.conf" 2>"$TMP/apache-t.err"; then
@@ -89,5 +98,6 @@ FRONT_LOG=$AP/error.log start_front "$APACHE" -X -f "$AP/httpd.conf"
 # ---------------------------------------------------------------- checks
 
 front_checks
+staging_checks
 summary
 [ "$failed" = 0 ]

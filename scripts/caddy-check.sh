@@ -28,14 +28,11 @@ say "using caddy $("$CADDY" version 2>&1 | head -n 1)"
 CD=$TMP/caddy
 mkdir -p "$CD/data" "$CD/config"
 sed "s|127\.0\.0\.1:8080|127.0.0.1:$SP|g" "$ROOT/deploy/caddy/sitemapd.caddy" >"$CD/sitemapd.caddy"
-cat >"$CD/Caddyfile" <<CONF
-{
-	admin off
-	auto_https off
-	storage file_system $CD/data
-}
-
-http://127.0.0.1:$FP {
+# site_block ADDRESS [IMPORT]: the test site, with an extra import (staging).
+site_block() {
+  cat <<SITE
+$1 {
+${2:+	import $2}
 	import $CD/sitemapd.caddy
 
 	# What a PHP site often has; the imported sitemapd block must not be affected by it.
@@ -47,6 +44,18 @@ http://127.0.0.1:$FP {
 		respond "php site"
 	}
 }
+SITE
+}
+cat >"$CD/Caddyfile" <<CONF
+{
+	admin off
+	auto_https off
+	storage file_system $CD/data
+}
+
+$(site_block "http://127.0.0.1:$FP")
+
+$(site_block "http://127.0.0.1:$SG" "$ROOT/deploy/caddy/sitemapd-staging.caddy")
 CONF
 
 # The example site (deploy/caddy/Caddyfile) as shipped, its import pointed at the copy here:
@@ -72,5 +81,6 @@ start_front env HOME="$CD" XDG_DATA_HOME="$CD/data" XDG_CONFIG_HOME="$CD/config"
 # ---------------------------------------------------------------- checks
 
 front_checks
+staging_checks
 summary
 [ "$failed" = 0 ]

@@ -31,6 +31,7 @@ chmod -R 755 "$NG"
 # The shipped files, as they are, at the paths the shipped include lines name.
 ln -s "$ROOT/deploy/nginx/sitemapd-locations.conf" "$NG/conf/snippets/sitemapd-locations.conf"
 ln -s "$ROOT/deploy/nginx/sitemapd-proxy.conf" "$NG/conf/snippets/sitemapd-proxy.conf"
+ln -s "$ROOT/deploy/nginx/sitemapd-staging.conf" "$NG/conf/snippets/sitemapd-staging.conf"
 
 common_main() {
   cat <<EOF
@@ -52,27 +53,13 @@ common_http() {
 EOF
 }
 
-{
-  common_main
-  echo "daemon off;"
-  echo "http {"
-  common_http
+# site_server PORT [INCLUDE]: the test site's server block, with an extra include (staging).
+site_server() {
   cat <<EOF
-    # What a PHP site often has server-wide; the sitemapd locations must override it.
-    gzip on;
-    gzip_proxied any;
-    gzip_min_length 0;
-    gzip_types text/plain application/xml application/gzip;
-    expires 30d;
-
-    upstream sitemapd {
-        server 127.0.0.1:$SP;
-        keepalive 4;
-    }
-
     server {
-        listen 127.0.0.1:$FP;
+        listen 127.0.0.1:$1;
         server_name localhost;
+${2:+        include $2;}
 
         include snippets/sitemapd-locations.conf;
 
@@ -91,6 +78,29 @@ EOF
         }
     }
 EOF
+}
+
+{
+  common_main
+  echo "daemon off;"
+  echo "http {"
+  common_http
+  cat <<EOF
+    # What a PHP site often has server-wide; the sitemapd locations must override it.
+    gzip on;
+    gzip_proxied any;
+    gzip_min_length 0;
+    gzip_types text/plain application/xml application/gzip;
+    expires 30d;
+
+    upstream sitemapd {
+        server 127.0.0.1:$SP;
+        keepalive 4;
+    }
+
+EOF
+  site_server "$FP"
+  site_server "$SG" snippets/sitemapd-staging.conf
   echo "}"
 } >"$NG/conf/nginx.conf"
 
@@ -121,6 +131,7 @@ FRONT_LOG=$NG/logs/error.log start_front "$NGINX" -p "$NG/" -e "$NG/logs/error.l
 # ---------------------------------------------------------------- checks
 
 front_checks
+staging_checks
 s=$(fetch bad_page GET "$PROXY/sitemap-0.xml")
 check "/sitemap-0.xml reaches sitemapd and gets its 404 (got $s)" eq "$s" 404
 summary

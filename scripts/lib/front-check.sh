@@ -105,8 +105,11 @@ free_port() { # a loopback port nothing listens on, other than the ones given
 }
 SP=$(free_port) || abort "no free port for sitemapd"
 FP=$(free_port "$SP") || abort "no free port for $FRONT"
+SG=$(free_port "$SP" "$FP") || abort "no free port for the staging site"
 DIRECT=http://127.0.0.1:$SP
 PROXY=http://127.0.0.1:$FP
+# A second site of the same server: a staging copy, with the shipped staging snippet.
+STAGING=http://127.0.0.1:$SG
 say "sitemapd on $DIRECT, $FRONT on $PROXY, files in $TMP"
 
 # ---------------------------------------------------------------- curl helpers
@@ -307,4 +310,16 @@ check "/feeds/other.xml stays with the site's own rules (got $s)" eq "$s" "$STAT
 
 
 
+}
+
+# staging_checks: every response of the staging site, whoever answers it (the PHP application,
+# a static-file rule, sitemapd), tells search engines to stay out.
+staging_checks() {
+  local path s tag
+  for path in / /index.php /robots.txt /sitemap_index.xml /sitemap-1.xml.gz /feeds/other.xml; do
+    s=$(fetch staging GET "$STAGING$path")
+    tag=$(grep -i '^x-robots-tag:' "$TMP/staging.h" | tr -d '\r' | cut -d: -f2- | tr '\n' ',')
+    check "staging $path ($s) says noindex, nofollow (X-Robots-Tag:$tag)" \
+      bash -c '[[ "$1" == *noindex* && "$1" == *nofollow* ]]' _ "$tag"
+  done
 }
