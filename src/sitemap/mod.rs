@@ -109,6 +109,9 @@ pub struct SkipCounts {
     counts: [u64; SkipReason::ALL.len()],
     /// Shared, so cloning a page (as each request does) copies no text.
     examples: std::sync::Arc<Vec<(SkipReason, String)>>,
+    /// When the earliest lastmod left out for being in the future stops being so (unix
+    /// seconds): the file changes then by time alone.
+    future_due: Option<i64>,
 }
 
 /// Examples kept per reason.
@@ -150,6 +153,17 @@ impl SkipCounts {
         }
     }
 
+    /// Notes a lastmod left out for being in the future, at `lastmod` (unix seconds).
+    pub fn note_future_lastmod(&mut self, lastmod: i64) {
+        let due = lastmod.saturating_sub(entry::FUTURE_LASTMOD_ALLOWANCE_SECS);
+        self.future_due = Some(self.future_due.map_or(due, |d| d.min(due)));
+    }
+
+    /// When a lastmod left out for being in the future comes within the allowance first.
+    pub fn future_due(&self) -> Option<i64> {
+        self.future_due
+    }
+
     /// The examples kept of `reason`.
     pub fn examples_of(&self, reason: SkipReason) -> impl Iterator<Item = &str> + '_ {
         self.examples
@@ -164,6 +178,9 @@ impl SkipCounts {
         }
         for (reason, example) in other.examples.iter() {
             self.example(*reason, || example.clone());
+        }
+        if let Some(due) = other.future_due {
+            self.future_due = Some(self.future_due.map_or(due, |d| d.min(due)));
         }
     }
 

@@ -61,6 +61,11 @@ impl<'a> Measure<'a> {
                 match self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     Ok(entry) => {
                         count_dropped(&mut scan.skipped, &entry);
+                        if entry.dropped.get(SkipReason::FutureLastmod) > 0 {
+                            if let Some(at) = raw.lastmod {
+                                scan.skipped.note_future_lastmod(at.timestamp());
+                            }
+                        }
                         let url = UrlKey::of(&entry.loc);
                         scan.add(raw.id, url, &element, entry.namespaces());
                     }

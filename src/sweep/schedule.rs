@@ -17,8 +17,8 @@ use futures::StreamExt;
 use tokio::time::Instant;
 
 use super::{Inbox, Opening, SweepError, Sweeper};
-use crate::site::{Readiness, Stale};
-use crate::store::{Change, BUILTIN_SOURCE};
+use crate::site::{Group, Readiness, Stale};
+use crate::store::{Change, IdRange, BUILTIN_SOURCE};
 
 /// A verification of every file of a watched source, in case a change was not logged.
 const SAFETY_SWEEP: Duration = Duration::from_secs(3600);
@@ -27,6 +27,8 @@ const RETRY_FIRST: Duration = Duration::from_secs(1);
 /// A verification idles this many times as long as each file took to re-measure, so it uses
 /// at most a tenth of what the service and its database could give it.
 const VERIFY_IDLE_FACTOR: u32 = 9;
+/// The shortest wait for a file that time changes.
+const DUE_PAUSE_MIN: Duration = Duration::from_millis(20);
 /// The shortest pause between two files of a verification.
 const VERIFY_PAUSE_MIN: Duration = Duration::from_millis(10);
 
@@ -94,6 +96,7 @@ impl Sweeper {
         let mut verification = (self.opening == Opening::Verify).then(Verification::now);
         loop {
             let retry_at = owed.map(|o| o.at);
+            let (due_at, due_range) = time_changes_a_file(&group).unzip();
             let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
             let wake = tokio::select! {
                 Some(logged) = changes.next() => {
@@ -114,6 +117,9 @@ impl Sweeper {
                 },
                 _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
                 _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
+                _ = tokio::time::sleep_until(due_at.unwrap_or_else(Instant::now)), if due_at.is_some() => {
+                    Wake::Change(due_range.map_or(Change::Everything, Change::Ids))
+                }
             };
             let full = owed.is_some() || matches!(wake, Wake::Change(Change::Everything));
             let result = match (owed, wake) {
@@ -190,6 +196,27 @@ impl Sweeper {
             }
         }
     }
+}
+
+/// The first file whose bytes time alone changes (a lastmod left out for being in the future
+/// comes within the allowance), when, and its ids: it is re-measured then, before a render
+/// meets rows its validators do not describe. Dues long past are not waited for again.
+fn time_changes_a_file(group: &Group) -> Option<(Instant, IdRange)> {
+    let snapshot = group.snapshot();
+    let now = chrono::Utc::now().timestamp();
+    let (index, due) = snapshot
+        .layout
+        .0
+        .iter()
+        .enumerate()
+        .filter_map(|(i, page)| Some((i, page.skipped.future_due()?)))
+        .filter(|(_, due)| *due > now - 60)
+        .min_by_key(|(_, due)| *due)?;
+    // Just after the due second begins (the lastmod is within the allowance from then on); never
+    // sooner than a few milliseconds from now, so a clock that disagrees cannot spin the loop.
+    let until_due = (due * 1000 + 5).saturating_sub(chrono::Utc::now().timestamp_millis());
+    let wait = Duration::from_millis(u64::try_from(until_due).unwrap_or(0)).max(DUE_PAUSE_MIN);
+    Some((Instant::now() + wait, snapshot.layout.range(index)))
 }
 
 impl Verification {

@@ -8,6 +8,7 @@ crate::on_each_database!(
     a_lastmod_in_the_future_is_left_out_and_counted,
     the_same_url_twice_in_a_file_is_listed_once,
     check_warns_of_one_way_hreflang_without_failing,
+    a_lastmod_whose_time_comes_is_listed_by_a_sweep_before_any_render_meets_it,
 );
 
 /// `sitemapd check` on `db`: its exit code and what it printed.
@@ -138,4 +139,42 @@ async fn check_warns_of_one_way_hreflang_without_failing(backend: Backend) {
         stdout.contains("id 1: https://www.example.com/en/a → https://www.example.com/fr/a"),
         "{stdout}"
     );
+}
+
+async fn a_lastmod_whose_time_comes_is_listed_by_a_sweep_before_any_render_meets_it(
+    backend: Backend,
+) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/soon"), (2, "/other")]).await;
+    // Past the allowance now, within it two seconds from now.
+    let allowance = sitemapd::sitemap::entry::FUTURE_LASTMOD_ALLOWANCE_SECS;
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(allowance + 2);
+    db.set_lastmod(1, soon).await;
+    let app = spawn_app(&db.url, &[]).await;
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    assert!(
+        !String::from_utf8_lossy(&xml).contains("<lastmod>"),
+        "left out for now"
+    );
+    // Nothing changes in the database and nobody asks for the file: a sweep comes by itself
+    // when the lastmod's time comes (the refresh period is an hour here) and measures it anew.
+    let group = app.app.site().first().clone();
+    let due = || group.snapshot().layout.0[0].skipped.future_due();
+    assert!(due().is_some());
+    let remeasured = eventually(
+        "the sweep at the lastmod's time",
+        || async { due() },
+        Option::is_none,
+    )
+    .await;
+    assert_eq!(remeasured, None);
+    let xml = gunzip(&app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap());
+    let text = String::from_utf8(xml).unwrap();
+    assert!(
+        text.contains("<url><loc>https://www.example.com/soon</loc><lastmod>"),
+        "{text}"
+    );
+    // The render never met rows its ETag did not describe.
+    assert_eq!(app.metric("sitemapd_stale_renders_total").await, 0.0);
 }
