@@ -8,6 +8,17 @@ crate::on_each_database!(the_status_says_what_was_served_skipped_and_fetched,);
 
 const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
+/// The text of `url`, with `/` as minijinja escapes it in HTML text (`&#x2f;`) read back.
+async fn page_text(url: String) -> String {
+    reqwest::get(url)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .replace("&#x2f;", "/")
+}
+
 /// The status page's router over `app`, on a port of its own.
 async fn status_page(app: &TestApp) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -81,14 +92,7 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     assert_eq!(googlebot["ok"], 1, "{googlebot}");
     assert_eq!(googlebot["files_fetched"], 1);
 
-    let html = client
-        .get(format!("{admin}/?url=/b&agent=Googlebot"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_text(format!("{admin}/?url=/b&agent=Googlebot")).await;
     assert!(html.contains("<h1>sitemapd status</h1>"), "{html}");
     assert!(html.contains("sitemap-1.xml.gz"));
     assert!(html.contains("future_lastmod"));
@@ -96,22 +100,8 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     assert!(html.contains(">allowed</span>"), "{html}");
 
     // Each file as a table: its entries, and the rows of its range left out with why.
-    let file = |query: &'static str| {
-        let client = client.clone();
-        let admin = admin.clone();
-        async move {
-            client
-                .get(format!("{admin}/file?name=sitemap-1.xml.gz{query}"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap()
-                // minijinja escapes `/` in HTML text.
-                .replace("&#x2f;", "/")
-        }
-    };
+    let file =
+        |query: &'static str| page_text(format!("{admin}/file?name=sitemap-1.xml.gz{query}"));
     let all = file("").await;
     assert!(all.contains("https://www.example.com/a"), "{all}");
     assert!(all.contains("left out: out_of_scope"), "{all}");
@@ -125,15 +115,7 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     );
     assert!(searched.contains("1 row with"), "{searched}");
     // The whole audit, on demand.
-    let audit = client
-        .get(format!("{admin}/audit"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-        .replace("&#x2f;", "/");
+    let audit = page_text(format!("{admin}/audit")).await;
     assert!(
         audit.contains("1 alternates that are entries of the site but do not link back"),
         "{audit}"
