@@ -43,16 +43,23 @@ impl From<Warning> for WarningView {
     }
 }
 
-/// Reads every row of every group of `site` and reports what the audit finds.
-pub async fn run(site: &Site) -> Result<SiteAudit, StoreError> {
+/// One audit at a time: each holds every URL of a group in memory while it reads.
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// Reads every row of every group of `site` and reports what the audit finds; `None` while
+/// another audit runs.
+pub async fn run(site: &Site) -> Result<Option<SiteAudit>, StoreError> {
+    let Ok(_one_at_a_time) = RUNNING.try_acquire() else {
+        return Ok(None);
+    };
     let mut groups = Vec::with_capacity(site.groups.len());
     for group in &site.groups {
         groups.push(group_report(group).await?);
     }
-    Ok(SiteAudit {
+    Ok(Some(SiteAudit {
         site: site.key.clone(),
         groups,
-    })
+    }))
 }
 
 async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {

@@ -68,7 +68,7 @@ pub async fn view(
     let mut seen = SeenUrls::default();
     let mut matching = 0;
     let mut shown = Vec::new();
-    let first = page * ROWS_PER_VIEW;
+    let first = page.saturating_mul(ROWS_PER_VIEW);
     while let Some(raw) = rows.try_next().await? {
         let row = match group.rules.accept(&raw) {
             Ok(entry) => {

@@ -107,7 +107,14 @@ async fn audit_page(
 ) -> Response {
     let site = site_named(&app, question.site.as_deref());
     let report = match audit::run(site).await {
-        Ok(report) => report,
+        Ok(Some(report)) => report,
+        Ok(None) => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "another audit is running; ask again when it has ended\n",
+            )
+                .into_response()
+        }
         Err(e) => {
             tracing::warn!(error = %crate::error::Chain(&e), "could not read the rows to audit");
             return (

@@ -153,6 +153,14 @@ impl SkipCounts {
         }
     }
 
+    /// No counts, and `due` as [`SkipCounts::future_due`].
+    pub fn due_at(due: Option<i64>) -> Self {
+        Self {
+            future_due: due,
+            ..Self::default()
+        }
+    }
+
     /// Notes a lastmod left out for being in the future, at `lastmod` (unix seconds).
     pub fn note_future_lastmod(&mut self, lastmod: i64) {
         let due = lastmod.saturating_sub(entry::FUTURE_LASTMOD_ALLOWANCE_SECS);

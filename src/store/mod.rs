@@ -312,9 +312,14 @@ impl Store {
         each!(self, s => s.removed(limit).await)
     }
 
-    /// Clears removed URLs `first` to `last`; how many were still there to clear.
-    pub async fn forget_removed(&self, first: i64, last: i64) -> Result<u64, StoreError> {
-        each!(self, s => s.forget_removed(first, last).await)
+    /// Clears the removed URLs with these ids.
+    pub async fn forget_removed(&self, ids: &[i64]) -> Result<(), StoreError> {
+        each!(self, s => s.forget_removed(ids).await)
+    }
+
+    /// Clears every removed URL.
+    pub async fn forget_all_removed(&self) -> Result<(), StoreError> {
+        each!(self, s => s.forget_all_removed().await)
     }
 
     /// Each file's summary (count and hash of its rows and their extension rows, computed by

@@ -21,7 +21,7 @@ pub async fn index_changed(group: &Group, notifier: &Notifier) {
     let submits = group.news.is_none();
     if notifier.host_set(&group.base).is_none() && group.source == BUILTIN_SOURCE {
         // Nobody to tell: what left the table is not kept for later.
-        if let Err(e) = group.store.forget_removed(i64::MIN, i64::MAX).await {
+        if let Err(e) = group.store.forget_all_removed().await {
             tracing::debug!(error = %crate::error::Chain(&e), "could not clear the removed URLs");
         }
     }
@@ -78,8 +78,9 @@ async fn submit_modified_entries(
 }
 
 /// Submits the URLs that left the built-in table (a deleted row, a changed loc): IndexNow takes
-/// removed URLs too, and the engine then finds them gone. Each batch is cleared as it is taken;
-/// when another replica cleared part of it first, that replica submits it.
+/// removed URLs too, and the engine then finds them gone. Each batch is cleared by its ids as it
+/// is taken; two replicas reading at once may both submit a URL (the engines take it twice),
+/// but none is cleared unread.
 async fn submit_removed_urls(
     group: &Group,
     notifier: &Notifier,
@@ -88,13 +89,11 @@ async fn submit_removed_urls(
     let store = &group.store;
     for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
         let removed = store.removed(SUBMIT_BATCH).await?;
-        let (Some(first), Some(last)) = (removed.first(), removed.last()) else {
+        if removed.is_empty() {
             break;
-        };
-        let cleared = store.forget_removed(first.0, last.0).await?;
-        if cleared < removed.len() as u64 {
-            break; // Another replica took (part of) this batch.
         }
+        let ids: Vec<i64> = removed.iter().map(|(id, _)| *id).collect();
+        store.forget_removed(&ids).await?;
         let urls = removed
             .iter()
             .filter_map(|(_, loc)| Loc::parse(loc, &group.base).ok())

@@ -349,7 +349,9 @@ pub fn apply_scan(
                 skipped: if n == 0 {
                     scan.skipped.clone()
                 } else {
-                    SkipCounts::default()
+                    // The counts stay with the first part; when time changes a lastmod of the
+                    // page is not known per part, so each part is re-measured then.
+                    SkipCounts::due_at(scan.skipped.future_due())
                 },
                 summary: None,
             });
@@ -426,6 +428,22 @@ mod tests {
             .map(|p| (p.no, p.first_id, p.changed_at))
             .collect();
         assert_eq!(summary, vec![(1, i64::MIN, 99), (3, 50, 99), (2, 100, 10)]);
+    }
+
+    #[test]
+    fn every_part_of_a_split_page_is_measured_again_when_a_lastmod_comes_due() {
+        let l = layout(&[(1, 1), (2, 100)]);
+        let mut skipped = SkipCounts::default();
+        skipped.note_future_lastmod(5_000);
+        let scanned = vec![ScannedPage {
+            index: 0,
+            parts: vec![(1, digest(5, 7)), (50, digest(5, 8))],
+            skipped,
+        }];
+        let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
+        let dues: Vec<_> = next.0.iter().map(|p| p.skipped.future_due()).collect();
+        let due = Some(5_000 - crate::sitemap::entry::FUTURE_LASTMOD_ALLOWANCE_SECS);
+        assert_eq!(dues, vec![due, due, None]);
     }
 
     #[test]

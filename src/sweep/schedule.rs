@@ -96,7 +96,10 @@ impl Sweeper {
         let mut verification = (self.opening == Opening::Verify).then(Verification::now);
         loop {
             let retry_at = owed.map(|o| o.at);
-            let (due_at, due_range) = time_changes_a_file(&group).unzip();
+            // An owed full sweep covers a file that time changes.
+            let (due_at, due_range) = time_changes_a_file(&group)
+                .filter(|_| owed.is_none())
+                .unzip();
             let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
             let wake = tokio::select! {
                 Some(logged) = changes.next() => {
@@ -200,17 +203,15 @@ impl Sweeper {
 
 /// The first file whose bytes time alone changes (a lastmod left out for being in the future
 /// comes within the allowance), when, and its ids: it is re-measured then, before a render
-/// meets rows its validators do not describe. Dues long past are not waited for again.
+/// meets rows its validators do not describe (at once if that time has passed meanwhile).
 fn time_changes_a_file(group: &Group) -> Option<(Instant, IdRange)> {
     let snapshot = group.snapshot();
-    let now = chrono::Utc::now().timestamp();
     let (index, due) = snapshot
         .layout
         .0
         .iter()
         .enumerate()
         .filter_map(|(i, page)| Some((i, page.skipped.future_due()?)))
-        .filter(|(_, due)| *due > now - 60)
         .min_by_key(|(_, due)| *due)?;
     // Just after the due second begins (the lastmod is within the allowance from then on); never
     // sooner than a few milliseconds from now, so a clock that disagrees cannot spin the loop.

@@ -4,7 +4,8 @@
 use sqlx::Row;
 
 use super::super::StoreError;
-use super::impl_sql;
+use super::super::IMPORT_ROWS_PER_STATEMENT;
+use super::{impl_sql, placeholder_list};
 
 impl_sql! {
     /// Up to `limit` removed URLs, oldest first, with their ids.
@@ -20,15 +21,28 @@ impl_sql! {
             .collect()
     }
 
-    /// Clears the removed URLs with ids from `first` to `last`; says how many it cleared (fewer
-    /// than were read when another replica cleared them first).
-    pub async fn forget_removed(&self, first: i64, last: i64) -> Result<u64, StoreError> {
-        let sql = DB::placeholders("DELETE FROM sitemapd_removed WHERE id BETWEEN ? AND ?");
-        let done = sqlx::query::<DB>(&sql)
-            .bind(first)
-            .bind(last)
+    /// Clears the removed URLs with these ids (exactly those: a row committed later with an id
+    /// among them stays for the next read).
+    pub async fn forget_removed(&self, ids: &[i64]) -> Result<(), StoreError> {
+        for chunk in ids.chunks(IMPORT_ROWS_PER_STATEMENT) {
+            let sql = DB::placeholders(&format!(
+                "DELETE FROM sitemapd_removed WHERE id IN ({})",
+                placeholder_list(chunk.len())
+            ));
+            let mut delete = sqlx::query::<DB>(&sql);
+            for id in chunk {
+                delete = delete.bind(*id);
+            }
+            delete.execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
+    /// Clears every removed URL (nobody is told of them).
+    pub async fn forget_all_removed(&self) -> Result<(), StoreError> {
+        sqlx::query::<DB>("DELETE FROM sitemapd_removed")
             .execute(&self.pool)
             .await?;
-        Ok(DB::rows_affected(&done))
+        Ok(())
     }
 }
