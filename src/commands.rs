@@ -1,6 +1,6 @@
 //! One-shot commands: `migrate`, `check`, `robots test`, `export`, `import`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use crate::config::{BaseUrl, Config, GroupKind, SiteConfig};
 use crate::import::{self, Input};
 use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
 use crate::sitemap::audit::GroupAudit;
-use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason, UrlKey};
+use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
 
 /// Rows shown per skip reason by `check`.
@@ -84,19 +84,16 @@ async fn check_group(
 ) -> Result<i32, StartError> {
     let mut served = 0u64;
     let mut tally = Tally::default();
-    let mut first_ids: HashMap<UrlKey, i64> = HashMap::new();
     let mut audit = GroupAudit::default();
     let mut progress = Progress::new("checked");
     while let Some(raw) = rows.try_next().await? {
         match rules.accept(&raw) {
             Ok(entry) => {
-                if let Some(first) = first_ids.get(&UrlKey::of(&entry.loc)) {
+                if let Err(first) = audit.add(&entry) {
                     let example = format!("id {}: {} (as id {first})", raw.id, entry.loc.as_str());
                     tally.note(SkipReason::Duplicate, 1, || example);
                     continue;
                 }
-                first_ids.insert(UrlKey::of(&entry.loc), raw.id);
-                audit.add(&entry);
                 served += 1;
                 for (reason, n) in entry.dropped.iter().filter(|(_, n)| *n > 0) {
                     tally.note(reason, n, || match (reason, raw.lastmod) {

@@ -2,14 +2,12 @@
 //! ignore, a bulk touch of lastmods) and URLs repeated across files, for each group of a site.
 //! It reads every row, so it runs only when a site owner asks for it.
 
-use std::collections::HashMap;
-
 use futures::TryStreamExt;
 use serde::Serialize;
 
 use crate::site::{Group, Site};
 use crate::sitemap::audit::{GroupAudit, Warning};
-use crate::sitemap::{Namespaces, UrlKey};
+use crate::sitemap::Namespaces;
 use crate::store::{IdRange, StoreError};
 
 /// Repeated URLs listed by id.
@@ -64,7 +62,6 @@ pub async fn run(site: &Site) -> Result<Option<SiteAudit>, StoreError> {
 
 async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {
     let mut audit = GroupAudit::default();
-    let mut first_ids: HashMap<UrlKey, i64> = HashMap::new();
     let mut repeats = Vec::new();
     let mut repeated = 0u64;
     let mut entries = 0u64;
@@ -73,8 +70,8 @@ async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {
         let Ok(entry) = group.rules.accept(&raw) else {
             continue;
         };
-        match first_ids.get(&UrlKey::of(&entry.loc)) {
-            Some(first) => {
+        match audit.add(&entry) {
+            Err(first) => {
                 repeated += 1;
                 if repeats.len() < REPEATS_LISTED {
                     repeats.push(format!(
@@ -84,11 +81,7 @@ async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {
                     ));
                 }
             }
-            None => {
-                first_ids.insert(UrlKey::of(&entry.loc), raw.id);
-                audit.add(&entry);
-                entries += 1;
-            }
+            Ok(()) => entries += 1,
         }
     }
     let mut warnings: Vec<WarningView> = audit.warnings().into_iter().map(Into::into).collect();

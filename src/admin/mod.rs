@@ -19,6 +19,7 @@ use minijinja::{context, Environment};
 use crate::http::AppState;
 use status::{known_agents, robots_answer, Status};
 
+const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");
 const TEMPLATE: &str = include_str!("../../templates/status.html");
 const FILE_TEMPLATE: &str = include_str!("../../templates/status-file.html");
 const AUDIT_TEMPLATE: &str = include_str!("../../templates/status-audit.html");
@@ -38,6 +39,8 @@ type AdminState = (AppState, Arc<Environment<'static>>);
 
 fn templates() -> Environment<'static> {
     let mut env = Environment::new();
+    env.add_template("status-base.html", BASE_TEMPLATE)
+        .expect("the built-in base template parses");
     env.add_template("status.html", TEMPLATE)
         .expect("the built-in status template parses");
     env.add_template("status-file.html", FILE_TEMPLATE)

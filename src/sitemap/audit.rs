@@ -20,8 +20,9 @@ pub struct GroupAudit {
     dated: u64,
     /// For each entry with alternates: its URL, id, and its alternates' URLs.
     clusters: HashMap<String, (i64, HashSet<String>)>,
-    /// Every served URL, so an alternate on another host or page is told from an entry.
-    entries: HashSet<String>,
+    /// Every URL of the group with the id that listed it first: a later entry with the same
+    /// URL repeats it, and an alternate that is an entry is told from one on another host.
+    entries: HashMap<String, i64>,
 }
 
 /// One warning, with a few examples.
@@ -32,12 +33,18 @@ pub struct Warning {
 }
 
 impl GroupAudit {
-    pub fn add(&mut self, entry: &Entry) {
+    /// Takes in an entry of the group, in id order; `Err` with the id of the entry that had its
+    /// URL first when it repeats one (the repeat is not counted again).
+    pub fn add(&mut self, entry: &Entry) -> Result<(), i64> {
+        let loc = entry.loc.as_str();
+        if let Some(first) = self.entries.get(loc) {
+            return Err(*first);
+        }
         if let Some(lastmod) = entry.lastmod {
             self.dated += 1;
             *self.instants.entry(lastmod.at().timestamp()).or_default() += 1;
         }
-        let loc = entry.loc.as_str().to_string();
+        let loc = loc.to_string();
         if !entry.alternates.is_empty() {
             let hrefs = entry
                 .alternates
@@ -46,7 +53,8 @@ impl GroupAudit {
                 .collect();
             self.clusters.insert(loc.clone(), (entry.id, hrefs));
         }
-        self.entries.insert(loc);
+        self.entries.insert(loc, entry.id);
+        Ok(())
     }
 
     pub fn warnings(&self) -> Vec<Warning> {
@@ -89,7 +97,7 @@ impl GroupAudit {
             }
             for href in hrefs
                 .iter()
-                .filter(|h| *h != loc && self.entries.contains(*h))
+                .filter(|h| *h != loc && self.entries.contains_key(*h))
             {
                 let links_back = self
                     .clusters
@@ -152,10 +160,14 @@ mod tests {
     fn a_one_way_alternate_and_a_cluster_without_itself_are_reported() {
         let mut audit = GroupAudit::default();
         // en and fr link each other and themselves: fine.
-        audit.add(&entry(1, "/en", &[("en", "/en"), ("fr", "/fr")], None));
-        audit.add(&entry(2, "/fr", &[("en", "/en"), ("fr", "/fr")], None));
+        audit
+            .add(&entry(1, "/en", &[("en", "/en"), ("fr", "/fr")], None))
+            .unwrap();
+        audit
+            .add(&entry(2, "/fr", &[("en", "/en"), ("fr", "/fr")], None))
+            .unwrap();
         // de names en, which does not name de; and de does not name itself.
-        audit.add(&entry(3, "/de", &[("en", "/en")], None));
+        audit.add(&entry(3, "/de", &[("en", "/en")], None)).unwrap();
         let warnings = audit.warnings();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0]
@@ -172,13 +184,17 @@ mod tests {
     fn most_lastmods_on_one_instant_is_a_bulk_touch() {
         let mut audit = GroupAudit::default();
         for id in 0..999 {
-            audit.add(&entry(id, &format!("/{id}"), &[], Some(1_700_000_000)));
+            audit
+                .add(&entry(id, &format!("/{id}"), &[], Some(1_700_000_000)))
+                .unwrap();
         }
         assert!(
             audit.warnings().is_empty(),
             "fewer than 1,000 dated entries"
         );
-        audit.add(&entry(999, "/999", &[], Some(1_600_000_000)));
+        audit
+            .add(&entry(999, "/999", &[], Some(1_600_000_000)))
+            .unwrap();
         let warnings = audit.warnings();
         assert_eq!(warnings.len(), 1);
         assert!(

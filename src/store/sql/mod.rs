@@ -192,6 +192,8 @@ struct Reads {
     /// Every column of the source, none of its rows: whether it has the optional article
     /// columns.
     article_columns: String,
+    /// The answer, once the database gave it: asked once per source and process, not per read.
+    has_article_columns: std::sync::OnceLock<bool>,
 }
 
 impl Reads {
@@ -252,6 +254,7 @@ impl Reads {
             articles: sql(articles::<DB>(source, true)),
             articles_plain: sql(articles::<DB>(source, false)),
             article_columns: format!("SELECT * FROM {} WHERE 1 = 0", DB::quote(source)),
+            has_article_columns: std::sync::OnceLock::new(),
             presence: sql(format!(
                 "SELECT {} AS xhtml, {} AS image, {} AS video",
                 DB::int(&format!(
@@ -420,8 +423,12 @@ impl_sql! {
 
     /// Whether the source has the optional article columns `language` and `publication_name`,
     /// as the database describes it (a database that cannot answer is an error, not a no).
+    /// Asked once: columns added while the service runs are read from its next start.
     pub async fn has_article_columns(&self) -> Result<bool, StoreError> {
         use sqlx::{Column, Executor};
+        if let Some(known) = self.reads.has_article_columns.get() {
+            return Ok(*known);
+        }
         let described = (&self.pool).describe(&self.reads.article_columns).await?;
         let has = |name: &str| {
             described
@@ -429,7 +436,8 @@ impl_sql! {
                 .iter()
                 .any(|c| c.name().eq_ignore_ascii_case(name))
         };
-        Ok(has("language") && has("publication_name"))
+        let known = has("language") && has("publication_name");
+        Ok(*self.reads.has_article_columns.get_or_init(|| known))
     }
 
     /// A news source's articles with ids in `range` published within `window` (microseconds,
