@@ -319,5 +319,8 @@ fn group_settings(
             crate::sitemap::Fingerprint::of(format!("{groups:?}").as_bytes())
         }),
         robots_body: Bytes::from(robots.body.clone()),
+        robots_rules: crate::sitemap::Fingerprint::of(
+            format!("{:?}\n{}", config.check_agents, robots.rules_text).as_bytes(),
+        ),
     }
 }

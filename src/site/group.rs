@@ -48,6 +48,9 @@ pub struct GroupSettings {
     pub site_groups: Option<Fingerprint>,
     /// robots.txt as served.
     pub robots_body: Bytes,
+    /// A fingerprint of what decides which entries robots.txt leaves out (its rules and the
+    /// agents they are checked for): when it changes, entries it now leaves out are announced.
+    pub robots_rules: Fingerprint,
     /// A fingerprint of everything besides the rows that decides the files' bytes (version,
     /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
     /// settings do not count.
@@ -90,6 +93,8 @@ pub struct Group {
     pub site_groups: Option<Fingerprint>,
     /// See [`GroupSettings::settings`].
     pub settings: Fingerprint,
+    /// See [`GroupSettings::robots_rules`].
+    pub robots_rules: Fingerprint,
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -148,6 +153,7 @@ impl Group {
             extensions,
             site_groups,
             robots_body,
+            robots_rules,
             settings: laid_out_under,
         } = settings;
         let publication = Publication {
@@ -175,6 +181,7 @@ impl Group {
             extensions,
             site_groups,
             settings: laid_out_under,
+            robots_rules,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),

@@ -23,7 +23,7 @@ pub use layout::test_layout;
 pub use layout::{index_document, page_file_name, text_file_name, Layout, Page};
 pub use snapshot::{
     FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,
-    ROBOTS_FILE, SETTINGS_FILE,
+    ROBOTS_FILE, ROBOTS_RULES_FILE, SETTINGS_FILE,
 };
 
 /// A site: the groups it serves, in configured order (the order of its index).

@@ -1,12 +1,14 @@
 //! Telling the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the URLs
-//! of entries modified since the last submission. Failures are logged, never fatal.
+//! of entries modified since the last submission, of entries that left the built-in table, and
+//! of entries robots.txt leaves out since its rules changed. Failures are logged, never fatal.
 
 use chrono::Utc;
+use futures::TryStreamExt;
 
 use crate::notify::{HostSet, Notifier};
 use crate::site::Group;
-use crate::sitemap::Loc;
-use crate::store::{StoreError, SubmittedThrough, BUILTIN_SOURCE};
+use crate::sitemap::{Loc, Namespaces, SkipReason};
+use crate::store::{IdRange, StoreError, SubmittedThrough, BUILTIN_SOURCE};
 
 /// Entries read per query when changed URLs are gathered for IndexNow.
 const SUBMIT_BATCH: i64 = 10_000;
@@ -104,4 +106,45 @@ async fn submit_removed_urls(
         }
     }
     Ok(())
+}
+
+/// Announces that robots.txt's rules (or the agents they are checked for) changed: the entries
+/// they leave out now are submitted, as removed URLs are, so engines recrawl them and find them
+/// disallowed. Entries it left out before are among them; the rules that were in force then
+/// are not kept, and the engines take a URL twice. At most what [`SUBMIT_BATCHES_PER_SWEEP`]
+/// batches hold.
+pub async fn robots_rules_changed(group: &Group, notifier: &Notifier) {
+    let Some(hosts) = notifier.host_set(&group.base) else {
+        return;
+    };
+    if group.news.is_some() {
+        return; // Its articles are entries of the site's other groups, submitted from there.
+    }
+    match disallowed_urls(group, SUBMIT_BATCH as usize * SUBMIT_BATCHES_PER_SWEEP).await {
+        Ok(urls) => {
+            tracing::info!(group = %group.key, urls = urls.len(), "robots.txt rules changed; submitting the entries they leave out");
+            let _ = notifier.submit(&hosts, urls);
+        }
+        Err(e) => {
+            tracing::warn!(error = %crate::error::Chain(&e), "could not read the entries robots.txt leaves out; they are not submitted to IndexNow");
+        }
+    }
+}
+
+/// The URLs of up to `most` of the group's entries robots.txt leaves out, in id order.
+async fn disallowed_urls(group: &Group, most: usize) -> Result<Vec<String>, StoreError> {
+    let mut urls = Vec::new();
+    let mut rows = group.rows(IdRange::ALL, Namespaces::NONE, None);
+    while let Some(raw) = rows.try_next().await? {
+        if group.rules.accept(&raw).err() != Some(SkipReason::RobotsDisallowed) {
+            continue;
+        }
+        if let Ok(loc) = Loc::parse(raw.loc.as_deref().unwrap_or(""), &group.base) {
+            urls.push(loc.as_str().to_string());
+            if urls.len() == most {
+                break;
+            }
+        }
+    }
+    Ok(urls)
 }

@@ -18,6 +18,7 @@ mod measure;
 mod schedule;
 mod settle;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -27,7 +28,8 @@ use tokio::sync::Mutex;
 use crate::metrics::SweepMetrics;
 use crate::notify::Notifier;
 use crate::site::{
-    Group, Layout, Readiness, Snapshot, Stale, StaleReports, ROBOTS_FILE, SETTINGS_FILE,
+    Group, Layout, Readiness, Snapshot, Stale, StaleReports, ROBOTS_FILE, ROBOTS_RULES_FILE,
+    SETTINGS_FILE,
 };
 use crate::sitemap::Fingerprint;
 use crate::store::{Change, Logged, SavedState, StoreError};
@@ -59,6 +61,9 @@ pub struct Sweeper {
     inbox: Mutex<Option<Inbox>>,
     /// What the group's files must go through before they are known to be current.
     opening: Opening,
+    /// robots.txt leaves out other entries than when the stored files were measured: once a
+    /// sweep has stored files under the new rules, the entries they leave out are announced.
+    robots_rules_changed: AtomicBool,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -109,6 +114,10 @@ impl Sweeper {
             .1
             .iter()
             .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings);
+        let robots_rules_changed = stored
+            .1
+            .iter()
+            .any(|f| f.name == ROBOTS_RULES_FILE && f.fingerprint != group.robots_rules);
         let cursor = match has_state && same_settings {
             true => group.store.load_cursor(&group.cursor_key()).await?,
             false => None,
@@ -132,6 +141,7 @@ impl Sweeper {
                 stale,
             })),
             opening,
+            robots_rules_changed: AtomicBool::new(robots_rules_changed),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -233,6 +243,10 @@ impl Sweeper {
                     name: SETTINGS_FILE,
                     fingerprint: self.group.settings,
                 },
+                WholeFile {
+                    name: ROBOTS_RULES_FILE,
+                    fingerprint: self.group.robots_rules,
+                },
             ];
             if let Some(feeds) = &feeds {
                 whole_files.extend([
@@ -260,6 +274,9 @@ impl Sweeper {
                     report_skips(&current, &self.group.snapshot());
                     if index_changed {
                         announce::index_changed(&self.group, &self.notifier).await;
+                    }
+                    if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
+                        announce::robots_rules_changed(&self.group, &self.notifier).await;
                     }
                     return Ok(());
                 }

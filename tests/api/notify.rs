@@ -645,3 +645,82 @@ async fn deleted_entries_and_former_urls_are_submitted_too(backend: crate::helpe
         0.0
     );
 }
+
+crate::on_each_database!(entries_robots_txt_leaves_out_after_its_rules_change_are_submitted);
+
+/// A row no change touched can leave the sitemaps too: robots.txt's new rules disallow it.
+/// After the restart that brings them, the entries they leave out are submitted; the next
+/// restart under the same rules submits nothing of the kind.
+async fn entries_robots_txt_leaves_out_after_its_rules_change_are_submitted(
+    backend: crate::helpers::Backend,
+) {
+    use crate::helpers::*;
+    let receiver = Receiver::start(&[]).await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let rows: Vec<Row> = [(1, "/a"), (2, "/private/b"), (3, "/private/c")]
+        .iter()
+        .map(|(id, loc)| Row {
+            lastmod: Some(yesterday),
+            ..Row::new(*id, loc)
+        })
+        .collect();
+    db.insert_rows(&rows).await;
+    let before = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(before.path(), "User-agent: *\nDisallow: /admin/\n").unwrap();
+    let after = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        after.path(),
+        "User-agent: *\nDisallow: /admin/\nDisallow: /private/\n",
+    )
+    .unwrap();
+    let endpoint = receiver.url("/indexnow");
+    let vars = |template: &tempfile::NamedTempFile| {
+        vec![
+            ("INDEXNOW_KEY", SERVICE_KEY.to_string()),
+            ("INDEXNOW_ENDPOINT", endpoint.clone()),
+            ("INDEXNOW_INTERVAL_SECS", "1".to_string()),
+            (
+                "ROBOTS_TEMPLATE",
+                template.path().to_str().unwrap().to_string(),
+            ),
+        ]
+    };
+    let start = |template| {
+        let vars = vars(template);
+        let db_url = db.url.clone();
+        async move {
+            let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            spawn_app(&db_url, &vars).await
+        }
+    };
+    let app = start(&before).await;
+    app.sweep().await;
+    drop(app);
+
+    let app = start(&after).await;
+    let sent = receiver.wait_for(1).await;
+    let mut urls = sent[0].url_list();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [format!("{BASE}private/b"), format!("{BASE}private/c")]
+    );
+    assert!(!app
+        .get("/sitemap.txt")
+        .await
+        .text()
+        .await
+        .unwrap()
+        .contains("private"));
+    drop(app);
+
+    // The same rules again: only what changes is submitted.
+    let app = start(&after).await;
+    app.sweep().await;
+    db.set_lastmod(1, chrono::Utc::now()).await;
+    let sent = receiver.wait_for(2).await;
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    assert_eq!(sent[1].url_list(), [format!("{BASE}a")]);
+}
