@@ -322,6 +322,36 @@ impl Store {
         each!(self, s => s.forget_all_removed().await)
     }
 
+    /// The URLs a view-fed group listed with ids in `range` (see `sitemapd_listed`), in id
+    /// order.
+    pub async fn listed(
+        &self,
+        site: &str,
+        range: IdRange,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        each!(self, s => s.listed(site, range).await)
+    }
+
+    /// Whether anything is listed for `site`.
+    pub async fn any_listed(&self, site: &str) -> Result<bool, StoreError> {
+        each!(self, s => s.any_listed(site).await)
+    }
+
+    /// Forgets the listed URLs of ids `forget`, then notes `note`, in one transaction.
+    pub async fn relist(
+        &self,
+        site: &str,
+        forget: &[i64],
+        note: &[(i64, String)],
+    ) -> Result<(), StoreError> {
+        each!(self, s => s.relist(site, forget, note).await)
+    }
+
+    /// Forgets every URL listed for `site`.
+    pub async fn forget_all_listed(&self, site: &str) -> Result<(), StoreError> {
+        each!(self, s => s.forget_all_listed(site).await)
+    }
+
     /// Each file's summary (count and hash of its rows and their extension rows, computed by
     /// the database), for files cut at `thresholds`; `None` where the database cannot (SQLite).
     pub async fn file_summaries(

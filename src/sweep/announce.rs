@@ -1,6 +1,9 @@
 //! Telling the world the sitemaps changed: the ping webhook gets the index URL, IndexNow the URLs
-//! of entries modified since the last submission, of entries that left the built-in table, and
-//! of entries robots.txt leaves out since its rules changed. Failures are logged, never fatal.
+//! of entries modified since the last submission, of entries that left the built-in table or a
+//! view (see [`super::relist`]), and of entries robots.txt leaves out since its rules changed.
+//! Failures are logged, never fatal.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
 use futures::TryStreamExt;
@@ -21,9 +24,13 @@ pub async fn index_changed(group: &Group, notifier: &Notifier) {
     // A news group's rows carry no lastmod to submit by; its articles are entries of the
     // site's other groups too, and are submitted from there.
     let submits = group.news.is_none();
-    if notifier.host_set(&group.base).is_none() && group.source == BUILTIN_SOURCE {
-        // Nobody to tell: what left the table is not kept for later.
-        if let Err(e) = group.store.forget_all_removed().await {
+    if notifier.host_set(&group.base).is_none() {
+        // Nobody to tell: what left the table, or what a view listed, is not kept for later.
+        let forgotten = match group.source == BUILTIN_SOURCE {
+            true => group.store.forget_all_removed().await,
+            false => group.store.forget_all_listed(&group.key).await,
+        };
+        if let Err(e) = forgotten {
             tracing::debug!(error = %crate::error::Chain(&e), "could not clear the removed URLs");
         }
     }
@@ -106,6 +113,46 @@ async fn submit_removed_urls(
         }
     }
     Ok(())
+}
+
+/// Submits the URLs a view-fed group no longer lists in the id ranges a sweep re-measured
+/// (see [`super::relist`]). Until `listed_known`, the group's listed URLs may be missing: when
+/// none are stored, every file's range is read to note them (and nothing is submitted).
+pub async fn left_view(
+    group: &Group,
+    notifier: &Notifier,
+    measured: Vec<IdRange>,
+    listed_known: &AtomicBool,
+) {
+    if group.source == BUILTIN_SOURCE || group.news.is_some() {
+        return; // The built-in table's triggers note what leaves it; news is never submitted.
+    }
+    let Some(hosts) = notifier.host_set(&group.base) else {
+        return;
+    };
+    let ranges = match listed_known.load(Ordering::Relaxed) {
+        true => measured,
+        false => match group.store.any_listed(&group.key).await {
+            Ok(true) => measured,
+            Ok(false) => {
+                let layout = &group.snapshot().layout;
+                (0..layout.0.len()).map(|i| layout.range(i)).collect()
+            }
+            Err(e) => {
+                tracing::warn!(error = %crate::error::Chain(&e), "could not read the URLs the view listed; its removed URLs are not submitted");
+                return;
+            }
+        },
+    };
+    match super::relist::removed_in(group, &ranges).await {
+        Ok(removed) => {
+            listed_known.store(true, Ordering::Relaxed);
+            let _ = notifier.submit(&hosts, removed);
+        }
+        Err(e) => {
+            tracing::warn!(error = %crate::error::Chain(&e), "could not compare the view with the URLs it listed; its removed URLs are not submitted");
+        }
+    }
 }
 
 /// Announces that robots.txt's rules (or the agents they are checked for) changed: the entries

@@ -15,6 +15,7 @@ mod announce;
 mod compact;
 mod feeds;
 mod measure;
+mod relist;
 mod schedule;
 mod settle;
 
@@ -64,6 +65,8 @@ pub struct Sweeper {
     /// robots.txt leaves out other entries than when the stored files were measured: once a
     /// sweep has stored files under the new rules, the entries they leave out are announced.
     robots_rules_changed: AtomicBool,
+    /// Whether `sitemapd_listed` holds every URL this view-fed group lists (see [`relist`]).
+    listed_known: AtomicBool,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -142,6 +145,7 @@ impl Sweeper {
             })),
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
+            listed_known: AtomicBool::new(false),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -275,6 +279,10 @@ impl Sweeper {
                     if index_changed {
                         announce::index_changed(&self.group, &self.notifier).await;
                     }
+                    let rewritten =
+                        rewritten_ranges(&current.layout, &self.group.snapshot().layout, &files);
+                    announce::left_view(&self.group, &self.notifier, rewritten, &self.listed_known)
+                        .await;
                     if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
                         announce::robots_rules_changed(&self.group, &self.notifier).await;
                     }
@@ -396,6 +404,28 @@ fn keep_summaries(measured: &mut Layout, before: &Layout, files: &[usize], summa
             measured.0[j].summary = summaries.get(i).cloned();
         }
     }
+}
+
+/// The id ranges of the measured `files` of `before` whose bytes are not what `after` serves
+/// there (a file whose bytes are the same lists the same URLs).
+fn rewritten_ranges(
+    before: &Layout,
+    after: &Layout,
+    files: &[usize],
+) -> Vec<crate::store::IdRange> {
+    files
+        .iter()
+        .map(|&i| (i, before.range(i)))
+        .filter(|&(i, range)| {
+            let now: Vec<Fingerprint> = after
+                .overlapping(range)
+                .into_iter()
+                .map(|j| after.0[j].fingerprint)
+                .collect();
+            now != [before.0[i].fingerprint]
+        })
+        .map(|(_, range)| range)
+        .collect()
 }
 
 /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.

@@ -724,3 +724,65 @@ async fn entries_robots_txt_leaves_out_after_its_rules_change_are_submitted(
     assert_eq!(sent.len(), 2, "{sent:#?}");
     assert_eq!(sent[1].url_list(), [format!("{BASE}a")]);
 }
+
+crate::on_each_database!(a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had);
+
+/// A view has no triggers to note a deleted row: while IndexNow is on, sitemapd keeps what each
+/// file listed, and a row that leaves the view, is now skipped or has another loc, is submitted
+/// with the URL it had. What the view listed when IndexNow started is not news.
+async fn a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had(
+    backend: crate::helpers::Backend,
+) {
+    use crate::helpers::*;
+    let receiver = Receiver::start(&[]).await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE pages (id int PRIMARY KEY, loc text, visible int);
+         INSERT INTO pages VALUES (1, '/a', 1), (2, '/b', 1), (3, '/c', 1), (4, '/d', 1),
+           (5, '/e', 1), (6, '/f', 0);
+         CREATE VIEW sitemap_pages AS SELECT id, loc, NULL AS lastmod, NULL AS changefreq,
+           NULL AS priority FROM pages WHERE visible = 1;",
+    )
+    .await;
+    let endpoint = receiver.url("/indexnow");
+    let vars = [
+        ("SITEMAP_SOURCE", "sitemap_pages"),
+        ("SITEMAP_PAGE_SIZE", "2"),
+        ("INDEXNOW_KEY", SERVICE_KEY),
+        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ];
+    let app = spawn_app(&db.url, &vars).await;
+    app.sweep().await;
+    db.exec(
+        "UPDATE pages SET visible = 0 WHERE id = 2;
+         UPDATE pages SET loc = 'https://elsewhere.example/c' WHERE id = 3;
+         UPDATE pages SET loc = '/d-renamed' WHERE id = 4;
+         UPDATE pages SET visible = 1 WHERE id = 6;",
+    )
+    .await;
+    let sent = eventually(
+        "the three URLs the view no longer lists at the IndexNow endpoint",
+        || async {
+            app.sweep().await;
+            receiver
+                .all()
+                .iter()
+                .flat_map(Recorded::url_list)
+                .collect::<Vec<_>>()
+        },
+        |urls| urls.len() >= 3,
+    )
+    .await;
+    let mut sent = sent;
+    sent.sort();
+    assert_eq!(
+        sent,
+        [format!("{BASE}b"), format!("{BASE}c"), format!("{BASE}d")]
+    );
+    let listed = db
+        .scalar("SELECT COUNT(*) FROM sitemapd_listed WHERE loc LIKE '%/f'")
+        .await;
+    assert_eq!(listed, 1, "the row that entered the view is noted");
+}

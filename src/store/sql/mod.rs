@@ -6,6 +6,7 @@
 
 mod changes;
 mod import;
+mod listed;
 mod removed;
 mod state;
 mod summaries;

@@ -1,0 +1,9 @@
+-- The URLs each view-fed group last listed, by id, kept only while IndexNow is on: when a view's
+-- row leaves it (or its loc changes, or it is now skipped), the URL it had is submitted as
+-- removed. The built-in table's triggers note such URLs in sitemapd_removed instead.
+CREATE TABLE IF NOT EXISTS sitemapd_listed (
+  site VARCHAR(2048) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  id   BIGINT NOT NULL,
+  loc  TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  PRIMARY KEY (site, id)
+) ENGINE=InnoDB;
