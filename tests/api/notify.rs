@@ -592,6 +592,29 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
     assert_eq!(receiver.all().len(), 2, "{:#?}", receiver.all());
 }
 
+/// Sweeps `app` until `receiver` has got at least `n` URLs; all it got, sorted.
+async fn sorted_submissions(
+    app: &crate::helpers::TestApp,
+    receiver: &Receiver,
+    n: usize,
+) -> Vec<String> {
+    let mut sent = crate::helpers::eventually(
+        &format!("{n} URLs at the IndexNow endpoint"),
+        || async {
+            app.sweep().await;
+            receiver
+                .all()
+                .iter()
+                .flat_map(Recorded::url_list)
+                .collect::<Vec<_>>()
+        },
+        |urls| urls.len() >= n,
+    )
+    .await;
+    sent.sort();
+    sent
+}
+
 crate::on_each_database!(deleted_entries_and_former_urls_are_submitted_too);
 
 /// IndexNow takes removed URLs: a deleted entry's URL, and the former URL of an entry whose
@@ -612,21 +635,7 @@ async fn deleted_entries_and_former_urls_are_submitted_too(backend: crate::helpe
     db.exec("DELETE FROM sitemap_entries WHERE id = 2").await;
     db.exec("UPDATE sitemap_entries SET loc = '/c-renamed' WHERE id = 3")
         .await;
-    let sent = eventually(
-        "both removed URLs at the IndexNow endpoint",
-        || async {
-            app.sweep().await;
-            receiver
-                .all()
-                .iter()
-                .flat_map(Recorded::url_list)
-                .collect::<Vec<_>>()
-        },
-        |urls| urls.len() >= 2,
-    )
-    .await;
-    let mut sent = sent;
-    sent.sort();
+    let sent = sorted_submissions(&app, &receiver, 2).await;
     assert_eq!(sent, [format!("{BASE}b"), format!("{BASE}c")]);
     // Taken once: nothing is left to send again.
     let removed_left = db.scalar("SELECT COUNT(*) FROM sitemapd_removed").await;
@@ -762,21 +771,7 @@ async fn a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had
          UPDATE pages SET visible = 1 WHERE id = 6;",
     )
     .await;
-    let sent = eventually(
-        "the three URLs the view no longer lists at the IndexNow endpoint",
-        || async {
-            app.sweep().await;
-            receiver
-                .all()
-                .iter()
-                .flat_map(Recorded::url_list)
-                .collect::<Vec<_>>()
-        },
-        |urls| urls.len() >= 3,
-    )
-    .await;
-    let mut sent = sent;
-    sent.sort();
+    let sent = sorted_submissions(&app, &receiver, 3).await;
     assert_eq!(
         sent,
         [format!("{BASE}b"), format!("{BASE}c"), format!("{BASE}d")]
