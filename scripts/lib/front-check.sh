@@ -1,30 +1,14 @@
 # scripts/lib/front-check.sh: what the checks of a web server in front of sitemapd share
-# (scripts/nginx-check.sh, scripts/apache-check.sh): PASS/FAIL bookkeeping, a temporary
-# directory and the processes started here (stopped by PID on exit), free loopback ports,
-# `sitemapd demo` behind the server, curl helpers, and the checks every front must pass.
+# (scripts/nginx-check.sh, scripts/apache-check.sh, scripts/caddy-check.sh), on top of
+# scripts/lib/checks.sh: a temporary directory and the processes started here (stopped by PID
+# on exit), `sitemapd demo` behind the server, curl helpers, and the checks every front must pass.
 # The caller sets FRONT (its name) and ROOT (the checkout), sources this file, starts its server
 # on $PROXY with start_front, then runs front_checks and summary. Its test site answers
 # other .xml/.gz/.txt paths with STATIC_STATUS (a static-file rule sitemapd must not disturb).
 
 
-say() { printf '%s-check: %s\n' "$FRONT" "$*" >&2; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$*"; }
-fail() { failed=$((failed + 1)); printf 'FAIL %s\n' "$*"; }
-check() { # check DESCRIPTION COMMAND...: PASS when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
-summary() { printf '%d passed, %d failed\n' "$passed" "$failed"; }
-abort() { # a step the checks cannot go on without
-  fail "$*"
-  summary
-  exit 1
-}
-
+# shellcheck source=checks.sh
+. "$ROOT/scripts/lib/checks.sh"
 
 # ---------------------------------------------------------------- temp dir and cleanup
 
@@ -35,19 +19,6 @@ chmod 755 "$TMP"
 SITEMAPD_PID=
 FRONT_PID=
 
-stop_pid() { # stop_pid PID: TERM, up to 10 s, then KILL; only the processes started here
-  local pid=$1 i
-  [ -n "$pid" ] || return 0
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null
-  for i in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  return 0
-}
 cleanup() {
   stop_pid "$FRONT_PID"
   stop_pid "$SITEMAPD_PID"
@@ -93,16 +64,6 @@ fi
 
 # ---------------------------------------------------------------- ports
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() { # a loopback port nothing listens on, other than the ones given
-  local p i
-  for i in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    case " $* " in *" $p "*) continue ;; esac
-    port_in_use "$p" || { echo "$p"; return 0; }
-  done
-  return 1
-}
 SP=$(free_port) || abort "no free port for sitemapd"
 FP=$(free_port "$SP") || abort "no free port for $FRONT"
 SG=$(free_port "$SP" "$FP") || abort "no free port for the staging site"
@@ -114,7 +75,6 @@ say "sitemapd on $DIRECT, $FRONT on $PROXY, files in $TMP"
 
 # ---------------------------------------------------------------- curl helpers
 
-CURL=(curl -sS --noproxy '*' --max-time 30)
 # fetch NAME METHOD URL [curl args...]: headers to $TMP/NAME.h, body to $TMP/NAME.b; prints status
 fetch() {
   local name=$1 method=$2 url=$3; shift 3
@@ -150,16 +110,6 @@ same_file() { cmp -s "$TMP/$1.b" "$TMP/$2.b"; }
 eq() { [ "$1" = "$2" ]; }
 nonempty() { [ -n "$1" ]; }
 strong_etag() { [[ "$1" == \"*\" ]]; }
-
-wait_http() { # wait_http URL SECONDS PID: until URL answers 200, the process dies, or time is up
-  local url=$1 secs=$2 pid=$3 i
-  for i in $(seq 1 $((secs * 4))); do
-    kill -0 "$pid" 2>/dev/null || return 1
-    [ "$("${CURL[@]}" --max-time 2 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
-    sleep 0.25
-  done
-  return 1
-}
 
 # ---------------------------------------------------------------- sitemapd
 

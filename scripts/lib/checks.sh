@@ -1,0 +1,62 @@
+# scripts/lib/checks.sh: what every check script shares (the front checks through
+# scripts/lib/front-check.sh, and scripts/wordpress-check.sh): PASS/FAIL bookkeeping, stopping
+# the processes started here by PID, free loopback ports, and waiting for a URL. The caller sets
+# FRONT (its name, for messages) before sourcing it.
+
+say() { printf '%s-check: %s\n' "$FRONT" "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$*"; }
+fail() { failed=$((failed + 1)); printf 'FAIL %s\n' "$*"; }
+check() { # check DESCRIPTION COMMAND...: PASS when the command succeeds
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+summary() { printf '%d passed, %d failed\n' "$passed" "$failed"; }
+abort() { # a step the checks cannot go on without
+  fail "$*"
+  summary
+  exit 1
+}
+
+stop_pid() { # stop_pid PID: TERM, up to 10 s, then KILL; only the processes started here
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 0
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { # a loopback port nothing listens on, other than the ones given
+  local p
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 40000))
+    case " $* " in *" $p "*) continue ;; esac
+    port_in_use "$p" || {
+      echo "$p"
+      return 0
+    }
+  done
+  return 1
+}
+
+CURL=(curl -sS --noproxy '*' --max-time 30)
+wait_http() { # wait_http URL SECONDS PID: until URL answers 200, the process dies, or time is up
+  local url=$1 secs=$2 pid=$3
+  for _ in $(seq 1 $((secs * 4))); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    [ "$("${CURL[@]}" --max-time 2 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
+    sleep 0.25
+  done
+  return 1
+}

@@ -1,0 +1,612 @@
+#!/usr/bin/env bash
+# Checks the README's WordPress views against a real WordPress: Debian's `wordpress` package run
+# by its own php-fpm behind its own nginx, on a fresh database, with content made through
+# WordPress's own PHP functions (scripts/lib/wordpress/site.php: posts, a percent-encoded slug,
+# pages nested two levels, a static front page and a posts page, categories nested two levels,
+# drafts, private, password-protected, trashed and scheduled posts). nginx includes the shipped
+# deploy/nginx/sitemapd-locations.conf, so the sitemap paths go to sitemapd and the rest to
+# WordPress, as on a real site. sitemapd serves the views exactly as README.md writes them:
+# first the single view `sitemap_wp`, then the four group views through the README's
+# SITEMAP_GROUPS line. For each state of the site (static front page, latest posts on the home
+# page, and after live edits, trashes and publishes made through PHP) it checks that
+#   - sitemapd lists the same URLs as WordPress's core sitemaps (/wp-sitemap.xml) for the kinds
+#     the views cover (posts, pages, the home page, categories; what else WordPress lists, author
+#     archives and tags, is printed as left out on purpose);
+#   - every URL sitemapd lists answers 200 through nginx and WordPress, without a redirect;
+#   - every lastmod is what WordPress's PHP says (post_modified_gmt; the home page and each
+#     category dated by the latest modified post they show);
+#   - no draft, private, password-protected, trashed or scheduled post is listed by either;
+#   - a change made in WordPress shows in sitemapd's files within 20 s.
+#
+# Usage: scripts/wordpress-check.sh
+#   SITEMAPD_BIN=path  use this binary instead of target/release/sitemapd (built when missing)
+#   KEEP_TMP=1         keep the temporary directory and both databases for inspection
+#   MYSQL_HOST=127.0.0.1 MYSQL_PORT=3306  the MariaDB/MySQL server (user root, no password)
+# Installs wordpress, php-fpm, php-mysql, php-xml, nginx-light and mariadb-client with apt-get when
+# they are missing (needs root or sudo); the MariaDB server must be running already. Writes nothing
+# outside its temporary directory and its two databases, which it drops at the end. Only
+# 127.0.0.1 is used. Prints a PASS/FAIL line per check, then "N passed, N failed"; exits 1 when
+# anything failed.
+set -uo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+FRONT=wordpress
+
+# shellcheck source=lib/checks.sh
+. "$ROOT/scripts/lib/checks.sh"
+
+# ---------------------------------------------------------------- temp dir, processes, databases
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/wordpress-check.XXXXXX") || {
+  echo "FAIL mktemp"
+  exit 1
+}
+# nginx's workers drop to an unprivileged user when it runs as root: they must reach $TMP.
+chmod 755 "$TMP"
+SITEMAPD_PID=
+NGINX_PID=
+FPM_PID=
+MYSQL_HOST=${MYSQL_HOST:-127.0.0.1}
+MYSQL_PORT=${MYSQL_PORT:-3306}
+WDB=wpcheck_wp_$$
+SDB=wpcheck_sitemapd_$$
+DBS_MADE=
+
+sql() { # sql [DATABASE]: runs stdin on the server, tab-separated output without headers
+  timeout 60 mysql --protocol=tcp -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root --default-character-set=utf8mb4 -N -B "$@"
+}
+cleanup() {
+  stop_pid "$NGINX_PID"
+  stop_pid "$SITEMAPD_PID"
+  stop_pid "$FPM_PID"
+  if [ "${KEEP_TMP:-}" = 1 ]; then
+    say "kept $TMP and the databases $WDB, $SDB"
+  else
+    [ -n "$DBS_MADE" ] && echo "DROP DATABASE IF EXISTS $WDB; DROP DATABASE IF EXISTS $SDB;" | sql
+    rm -rf "$TMP"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- tools
+
+apt_install() { # apt_install PACKAGE...: without recommends, without starting services
+  command -v apt-get >/dev/null || return 1
+  say "installing $* with apt-get"
+  if [ -z "${APT_UPDATED:-}" ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 900 \
+    apt-get install -y -qq --no-install-recommends "$@" >"$TMP/apt.log" 2>&1 || {
+    tail -n 5 "$TMP/apt.log" >&2
+    return 1
+  }
+}
+sbin() { # sbin NAME...: the first of these programs found (in PATH or /usr/sbin)
+  local n
+  for n in "$@"; do
+    command -v "$n" 2>/dev/null && return 0
+    [ -x "/usr/sbin/$n" ] && echo "/usr/sbin/$n" && return 0
+  done
+  return 1
+}
+php_fpm() { # the php-fpm binary (Debian names it php-fpmX.Y)
+  local versioned
+  versioned=$(find /usr/sbin -maxdepth 1 -name 'php-fpm[0-9]*' 2>/dev/null | sort -V | tail -n 1)
+  sbin php-fpm ${versioned:+"$versioned"}
+}
+php_has() { command -v php >/dev/null && php -r "exit($1 ? 0 : 1);"; }
+php_has_mysqli() { php_has 'function_exists("mysqli_connect")'; }
+php_has_xml() { php_has 'class_exists("SimpleXMLElement")'; } # WordPress's core sitemaps need it
+
+# The web server and PHP first: with them installed, `wordpress` (which depends on
+# "apache2 | httpd" and "libapache2-mod-php | php") does not pull in Apache.
+missing=()
+sbin nginx >/dev/null || missing+=(nginx-light)
+php_fpm >/dev/null || missing+=(php-fpm)
+command -v php >/dev/null || missing+=(php-cli)
+php_has_mysqli || missing+=(php-mysql)
+php_has_xml || missing+=(php-xml)
+command -v mysql >/dev/null || missing+=(mariadb-client)
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_install "${missing[@]}" || abort "could not install ${missing[*]} (apt-get install --no-install-recommends ${missing[*]})"
+fi
+if [ ! -f /usr/share/wordpress/wp-settings.php ] || [ ! -d /usr/share/wordpress/wp-content/themes/twentytwentythree ]; then
+  # `php` (the metapackage) here, php-fpm being installed, stands for libapache2-mod-php.
+  apt_install php wordpress wordpress-theme-twentytwentythree ||
+    abort "could not install wordpress (apt-get install --no-install-recommends php wordpress wordpress-theme-twentytwentythree)"
+fi
+NGINX=$(sbin nginx) || abort "nginx is missing (apt-get install nginx-light)"
+FPM=$(php_fpm) || abort "php-fpm is missing (apt-get install php-fpm)"
+php_has_mysqli || abort "PHP's mysqli is missing (apt-get install php-mysql)"
+php_has_xml || abort "PHP's SimpleXML is missing (apt-get install php-xml)"
+command -v mysql >/dev/null || abort "the mysql client is missing (apt-get install mariadb-client)"
+command -v curl >/dev/null || abort "curl is needed"
+command -v gzip >/dev/null || abort "gzip is needed"
+echo 'SELECT 1' | sql >/dev/null 2>&1 ||
+  abort "no MariaDB/MySQL server answers on $MYSQL_HOST:$MYSQL_PORT as root without a password (Debian: apt-get install mariadb-server, then start it)"
+say "using $("$NGINX" -v 2>&1), $("$FPM" -v | head -n 1), WordPress $(sed -n "s/^\$wp_version = '\(.*\)';/\1/p" /usr/share/wordpress/wp-includes/version.php), $(echo 'SELECT VERSION()' | sql)"
+
+# sitemapd: a copy, so that a build during the run cannot swap the binary.
+if [ -n "${SITEMAPD_BIN:-}" ]; then
+  SRC_BIN=$SITEMAPD_BIN
+else
+  SRC_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
+  if [ ! -x "$SRC_BIN" ]; then
+    say "cargo build --release"
+    timeout 1800 cargo build --release --quiet || abort "cargo build --release"
+  fi
+fi
+[ -x "$SRC_BIN" ] || abort "no sitemapd binary at $SRC_BIN"
+BIN=$TMP/sitemapd-bin
+cp "$SRC_BIN" "$BIN" || abort "copy $SRC_BIN"
+
+# ---------------------------------------------------------------- ports, curl
+
+SP=$(free_port) || abort "no free port for sitemapd"
+FP=$(free_port "$SP") || abort "no free port for nginx"
+SITE=http://127.0.0.1:$FP
+DIRECT=http://127.0.0.1:$SP
+say "WordPress and sitemapd behind nginx on $SITE, sitemapd on $DIRECT, files in $TMP"
+
+status_of() { "${CURL[@]}" -o /dev/null -w '%{http_code}' "$1" 2>/dev/null || echo 000; }
+
+# ---------------------------------------------------------------- databases
+
+echo "CREATE DATABASE $WDB CHARACTER SET utf8mb4; CREATE DATABASE $SDB;" | sql || abort "create the databases $WDB and $SDB"
+DBS_MADE=1
+
+# ---------------------------------------------------------------- WordPress document root
+
+# Debian's /usr/share/wordpress/wp-config.php reads /etc/wordpress/config-HOST.php. A private
+# document root instead: a tree of symlinks to the package with a wp-config.php of its own. The
+# PHP files at the top are copies: they find wp-load.php and wp-config.php through __DIR__,
+# which PHP resolves through symlinks.
+WP=$TMP/wp
+cp -as /usr/share/wordpress "$WP" || abort "symlink tree of /usr/share/wordpress"
+for f in /usr/share/wordpress/*.php; do
+  rm -f "$WP/${f##*/}"
+  cp "$f" "$WP/"
+done
+rm -f "$WP/wp-config.php"
+mkdir -p "$WP/wp-content/uploads"
+salt() { head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 48; }
+cat >"$WP/wp-config.php" <<EOF
+<?php
+define( 'DB_NAME', '$WDB' );
+define( 'DB_USER', 'root' );
+define( 'DB_PASSWORD', '' );
+define( 'DB_HOST', '$MYSQL_HOST:$MYSQL_PORT' );
+define( 'DB_CHARSET', 'utf8mb4' );
+define( 'DB_COLLATE', '' );
+\$table_prefix = 'wp_';
+define( 'WP_HOME', '$SITE' );
+define( 'WP_SITEURL', '$SITE' );
+define( 'WP_CONTENT_DIR', '$WP/wp-content' );
+define( 'DISABLE_WP_CRON', true );
+define( 'AUTOMATIC_UPDATER_DISABLED', true );
+define( 'WP_AUTO_UPDATE_CORE', false );
+define( 'WP_HTTP_BLOCK_EXTERNAL', true );
+define( 'WP_DEBUG', false );
+define( 'AUTH_KEY', '$(salt)' );
+define( 'SECURE_AUTH_KEY', '$(salt)' );
+define( 'LOGGED_IN_KEY', '$(salt)' );
+define( 'NONCE_KEY', '$(salt)' );
+define( 'AUTH_SALT', '$(salt)' );
+define( 'SECURE_AUTH_SALT', '$(salt)' );
+define( 'LOGGED_IN_SALT', '$(salt)' );
+define( 'NONCE_SALT', '$(salt)' );
+if ( ! defined( 'ABSPATH' ) ) {
+	define( 'ABSPATH', __DIR__ . '/' );
+}
+require_once ABSPATH . 'wp-settings.php';
+EOF
+chmod -R a+rX "$WP"
+
+site_php() { # site_php COMMAND [ARG]: scripts/lib/wordpress/site.php through PHP's CLI
+  env WP_ROOT="$WP" WP_HOST="127.0.0.1:$FP" timeout 120 php -d display_errors=stderr -d error_reporting=E_ALL \
+    "$ROOT/scripts/lib/wordpress/site.php" "$@"
+}
+
+out=$(site_php install 2>"$TMP/install.err" && site_php content 2>>"$TMP/install.err")
+if [ "$out" = $'installed\ncontent made' ]; then
+  pass "WordPress installed, content made through its PHP functions"
+else
+  cat "$TMP/install.err" >&2
+  abort "WordPress install (site.php install, content: '$out')"
+fi
+
+# ---------------------------------------------------------------- php-fpm
+
+PF=$TMP/php
+mkdir -p "$PF"
+fpm_user=()
+[ "$(id -u)" = 0 ] && fpm_user=(-R)
+{
+  cat <<EOF
+[global]
+pid = $PF/php-fpm.pid
+error_log = $PF/php-fpm.log
+daemonize = no
+
+[site]
+listen = $PF/fpm.sock
+listen.mode = 0666
+pm = static
+pm.max_children = 4
+catch_workers_output = yes
+php_admin_value[error_log] = $PF/php-errors.log
+php_admin_flag[log_errors] = on
+EOF
+  if [ "$(id -u)" = 0 ]; then
+    echo "user = root"
+    echo "group = root"
+  fi
+} >"$PF/php-fpm.conf"
+# The package's php.ini (read only), for the same settings as a site on this machine.
+fpm_ini=/etc/php/$("$FPM" -v | sed -n '1s/^PHP \([0-9]*\.[0-9]*\).*/\1/p')/fpm/php.ini
+fpm_args=(--nodaemonize -y "$PF/php-fpm.conf")
+[ -f "$fpm_ini" ] && fpm_args+=(-c "$fpm_ini")
+"$FPM" "${fpm_args[@]}" "${fpm_user[@]}" >"$PF/stdout.log" 2>&1 &
+FPM_PID=$!
+for _ in $(seq 1 40); do
+  [ -S "$PF/fpm.sock" ] && break
+  kill -0 "$FPM_PID" 2>/dev/null || break
+  sleep 0.25
+done
+[ -S "$PF/fpm.sock" ] || {
+  cat "$PF/stdout.log" "$PF/php-fpm.log" >&2 2>/dev/null
+  abort "php-fpm did not start within 10 s"
+}
+
+# ---------------------------------------------------------------- nginx
+
+NG=$TMP/nginx
+mkdir -p "$NG/conf/snippets" "$NG/logs" "$NG/tmp"
+chmod -R 755 "$NG"
+# The shipped files, as they are, at the paths the shipped include lines name.
+ln -s "$ROOT/deploy/nginx/sitemapd-locations.conf" "$NG/conf/snippets/sitemapd-locations.conf"
+ln -s "$ROOT/deploy/nginx/sitemapd-proxy.conf" "$NG/conf/snippets/sitemapd-proxy.conf"
+cat >"$NG/conf/fastcgi_params" <<'EOF'
+fastcgi_param QUERY_STRING $query_string;
+fastcgi_param REQUEST_METHOD $request_method;
+fastcgi_param CONTENT_TYPE $content_type;
+fastcgi_param CONTENT_LENGTH $content_length;
+fastcgi_param SCRIPT_NAME $fastcgi_script_name;
+fastcgi_param REQUEST_URI $request_uri;
+fastcgi_param DOCUMENT_URI $document_uri;
+fastcgi_param DOCUMENT_ROOT $document_root;
+fastcgi_param SERVER_PROTOCOL $server_protocol;
+fastcgi_param REQUEST_SCHEME $scheme;
+fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+fastcgi_param SERVER_SOFTWARE nginx/$nginx_version;
+fastcgi_param REMOTE_ADDR $remote_addr;
+fastcgi_param REMOTE_PORT $remote_port;
+fastcgi_param SERVER_ADDR $server_addr;
+fastcgi_param SERVER_PORT $server_port;
+fastcgi_param SERVER_NAME $server_name;
+fastcgi_param REDIRECT_STATUS 200;
+EOF
+cat >"$NG/conf/nginx.conf" <<EOF
+worker_processes 1;
+pid $NG/nginx.pid;
+error_log $NG/logs/error.log info;
+daemon off;
+events { worker_connections 256; }
+http {
+    access_log $NG/logs/access.log;
+    client_body_temp_path $NG/tmp/body;
+    proxy_temp_path $NG/tmp/proxy;
+    fastcgi_temp_path $NG/tmp/fastcgi;
+    uwsgi_temp_path $NG/tmp/uwsgi;
+    scgi_temp_path $NG/tmp/scgi;
+    default_type application/octet-stream;
+    gzip on;
+    gzip_types text/plain text/css application/javascript application/json application/xml text/xml;
+
+    upstream sitemapd {
+        server 127.0.0.1:$SP;
+        keepalive 4;
+    }
+
+    server {
+        listen 127.0.0.1:$FP;
+        server_name 127.0.0.1;
+        root $WP;
+        index index.php index.html;
+
+        include snippets/sitemapd-locations.conf;
+
+        location / {
+            try_files \$uri \$uri/ /index.php?\$args;
+        }
+        location ~ \.php\$ {
+            try_files \$uri =404;
+            include fastcgi_params;
+            fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+            fastcgi_pass unix:$PF/fpm.sock;
+        }
+        location ~ /\.(?!well-known) {
+            deny all;
+        }
+    }
+}
+EOF
+if ! timeout 30 "$NGINX" -t -q -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf 2>"$TMP/nginx-t.err"; then
+  cat "$TMP/nginx-t.err" >&2
+  abort "nginx -t accepts the WordPress server including sitemapd-locations.conf"
+fi
+"$NGINX" -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf >"$TMP/nginx.out" 2>&1 &
+NGINX_PID=$!
+if wait_http "$SITE/wp-sitemap.xml" 20 "$NGINX_PID"; then
+  pass "WordPress answers through nginx and php-fpm on $SITE (/wp-sitemap.xml 200)"
+else
+  tail -n 20 "$TMP/nginx.out" "$NG/logs/error.log" "$PF/php-fpm.log" "$PF/php-errors.log" >&2 2>/dev/null
+  "${CURL[@]}" -i "$SITE/wp-sitemap.xml" 2>&1 | head -n 20 >&2
+  abort "WordPress did not answer /wp-sitemap.xml with 200 within 20 s"
+fi
+
+# ---------------------------------------------------------------- sitemapd and the README's views
+
+# readme_view NAME: the README's ```sql block that creates sitemapd.NAME, on these databases.
+readme_view() {
+  awk -v want="CREATE VIEW sitemapd.$1 " '
+    /^```sql$/ { inblock = 1; block = ""; next }
+    /^```/ && inblock { inblock = 0; if (index(block, want)) { printf "%s", block; found = 1; exit } next }
+    inblock { block = block $0 "\n" }
+    END { exit !found }
+  ' "$ROOT/README.md" | sed -e "s/sitemapd\./$SDB./g" -e "s/wordpress\./$WDB./g"
+}
+timeout 60 env -i PATH="$PATH" DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_PORT/$SDB" SITEMAP_BASE_URL="$SITE" "$BIN" migrate >"$TMP/migrate.log" 2>&1 ||
+  {
+    cat "$TMP/migrate.log" >&2
+    abort "sitemapd migrate"
+  }
+VIEWS=(sitemap_wp sitemap_wp_posts sitemap_wp_pages sitemap_wp_categories sitemap_wp_news)
+for v in "${VIEWS[@]}"; do
+  readme_view "$v" >"$TMP/$v.sql" || abort "README.md has no view $v"
+  if sql "$SDB" <"$TMP/$v.sql" 2>"$TMP/$v.err"; then
+    pass "README's view $v created over WordPress's tables"
+  else
+    cat "$TMP/$v.err" >&2
+    fail "README's view $v created over WordPress's tables"
+  fi
+done
+GROUPS_LINE=$(grep -m 1 '^SITEMAP_GROUPS=' "$ROOT/README.md") || abort "README.md has no SITEMAP_GROUPS line"
+
+# start_sitemapd NAME=VALUE...: sitemapd serve with this source configuration, behind nginx.
+start_sitemapd() {
+  stop_pid "$SITEMAPD_PID"
+  (
+    cd "$TMP" &&
+      exec env -i PATH="$PATH" HOME="${HOME:-/tmp}" RUST_LOG="${RUST_LOG:-info}" \
+        DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_PORT/$SDB" BIND_ADDR="127.0.0.1:$SP" \
+        SITEMAP_BASE_URL="$SITE" SITEMAP_REFRESH_SECS=1 "$@" "$BIN" serve
+  ) >>"$TMP/sitemapd.log" 2>&1 &
+  SITEMAPD_PID=$!
+  if wait_http "$DIRECT/readyz" 60 "$SITEMAPD_PID" && wait_http "$SITE/sitemap_index.xml" 10 "$SITEMAPD_PID"; then
+    pass "sitemapd serves $* behind nginx"
+  else
+    tail -n 20 "$TMP/sitemapd.log" >&2
+    abort "sitemapd with $* not ready within 60 s"
+  fi
+}
+
+# ---------------------------------------------------------------- reading sitemaps
+
+# urlset_pairs FILE: "loc<TAB>lastmod" per <url> of a urlset (lastmod empty when absent)
+urlset_pairs() {
+  tr -d '\r\n' <"$1" | sed 's#</url>#</url>\n#g' | sed -n 's#.*<url>\(.*\)</url>.*#\1#p' |
+    sed -e 's#^.*<loc>\([^<]*\)</loc>.*$#&\t\1#' | while IFS=$'\t' read -r inner loc; do
+      lastmod=$(printf '%s' "$inner" | sed -n 's#.*<lastmod>\([^<]*\)</lastmod>.*#\1#p')
+      printf '%s\t%s\n' "$(printf '%s' "$loc" | sed -e 's/&amp;/\&/g')" "$lastmod"
+    done
+}
+index_locs() { tr -d '\r\n' <"$1" | grep -o '<loc>[^<]*</loc>' | sed -e 's#</\?loc>##g' -e 's/&amp;/\&/g'; }
+
+# read_sitemapd DIR: DIR/pairs (loc, lastmod of every URL sitemapd lists, through nginx)
+read_sitemapd() {
+  local dir=$1 s f n=0
+  mkdir -p "$dir"
+  : >"$dir/pairs"
+  s=$("${CURL[@]}" -o "$dir/index.xml" -w '%{http_code}' "$SITE/sitemap_index.xml" 2>/dev/null)
+  [ "$s" = 200 ] || {
+    echo "sitemap_index.xml: $s"
+    return 1
+  }
+  for f in $(index_locs "$dir/index.xml"); do
+    n=$((n + 1))
+    s=$("${CURL[@]}" -o "$dir/file$n.gz" -w '%{http_code}' "$f" 2>/dev/null)
+    [ "$s" = 200 ] || {
+      echo "$f: $s"
+      return 1
+    }
+    gzip -dc <"$dir/file$n.gz" >"$dir/file$n.xml" 2>/dev/null || cp "$dir/file$n.gz" "$dir/file$n.xml"
+    urlset_pairs "$dir/file$n.xml" >>"$dir/pairs"
+  done
+  sort -o "$dir/pairs" "$dir/pairs"
+  cut -f1 "$dir/pairs" >"$dir/locs"
+}
+
+# read_wordpress DIR: what WordPress's core sitemaps list: DIR/post, DIR/page, DIR/category (the
+# URLs of each kind), DIR/other ("sitemap-file URL-count" of the rest)
+read_wordpress() {
+  local dir=$1 s f n=0 kind
+  mkdir -p "$dir"
+  : >"$dir/post"
+  : >"$dir/page"
+  : >"$dir/category"
+  : >"$dir/other"
+  s=$("${CURL[@]}" -o "$dir/index.xml" -w '%{http_code}' "$SITE/wp-sitemap.xml" 2>/dev/null)
+  [ "$s" = 200 ] || {
+    echo "wp-sitemap.xml: $s"
+    return 1
+  }
+  for f in $(index_locs "$dir/index.xml"); do
+    n=$((n + 1))
+    s=$("${CURL[@]}" -o "$dir/file$n.xml" -w '%{http_code}' "$f" 2>/dev/null)
+    [ "$s" = 200 ] || {
+      echo "$f: $s"
+      return 1
+    }
+    case $f in
+      */wp-sitemap-posts-post-*.xml) kind=post ;;
+      */wp-sitemap-posts-page-*.xml) kind=page ;;
+      */wp-sitemap-taxonomies-category-*.xml) kind=category ;;
+      *) kind= ;;
+    esac
+    if [ -n "$kind" ]; then
+      urlset_pairs "$dir/file$n.xml" | cut -f1 >>"$dir/$kind"
+    else
+      echo "${f##*/} $(urlset_pairs "$dir/file$n.xml" | wc -l)" >>"$dir/other"
+    fi
+  done
+}
+
+# agree DIR KIND...: sitemapd lists what WordPress's core sitemaps list of these kinds (post,
+# page, category), password-protected posts and pages aside, with the lastmods WordPress's PHP
+# gives. Leaves DIR/s/locs, DIR/s/pairs (sitemapd), DIR/w/locs (WordPress), DIR/expected_pairs,
+# DIR/expect (site.php expect), DIR/left_out (what WordPress lists beyond these).
+agree() {
+  local dir=$1 kind
+  shift
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  read_sitemapd "$dir/s" >"$dir/s.err" || return 1
+  read_wordpress "$dir/w" >"$dir/w.err" || return 1
+  site_php expect >"$dir/expect" 2>"$dir/expect.err" || return 1
+  awk -F'\t' '$1 == "protected" { print $2 }' "$dir/expect" | sort >"$dir/protected"
+  cp "$dir/w/other" "$dir/left_out"
+  : >"$dir/w/covered"
+  for kind in post page category; do
+    if [[ " $* " == *" $kind "* ]]; then
+      cat "$dir/w/$kind" >>"$dir/w/covered"
+    elif [ -s "$dir/w/$kind" ]; then
+      echo "$kind sitemap $(wc -l <"$dir/w/$kind")" >>"$dir/left_out"
+    fi
+  done
+  sort -u "$dir/w/covered" | comm -23 - "$dir/protected" >"$dir/w/locs"
+  sort -u "$dir/w/covered" | comm -12 - "$dir/protected" >"$dir/w/protected"
+  [ -s "$dir/w/protected" ] && echo "password-protected $(wc -l <"$dir/w/protected")" >>"$dir/left_out"
+  awk -F'\t' -v kinds=" $* home " '$1 == "url" && index(kinds, " " $2 " ") { print $3 "\t" $4 }' "$dir/expect" |
+    sort >"$dir/expected_pairs"
+  cmp -s "$dir/s/locs" "$dir/w/locs" && cmp -s "$dir/s/pairs" "$dir/expected_pairs"
+}
+
+# ---------------------------------------------------------------- the checks of one state
+
+LEFT_OUT_SAID=
+KINDS=()
+compare_state() { # compare_state LABEL TAG: every check, on the site as it is now
+  local label=$1 dir=$TMP/state-$2 url s hidden status slug id lists
+  agree "$dir" "${KINDS[@]}"
+  if [ -s "$dir/s.err" ] || [ -s "$dir/w.err" ] || [ -s "$dir/expect.err" ]; then
+    cat "$dir/s.err" "$dir/w.err" "$dir/expect.err" >&2
+    fail "$label: sitemapd's files, WordPress's core sitemaps and WordPress's PHP read"
+    return
+  fi
+  check "$label: sitemapd lists URLs ($(wc -l <"$dir/s/locs") of them)" test -s "$dir/s/locs"
+  if cmp -s "$dir/s/locs" "$dir/w/locs"; then
+    pass "$label: sitemapd lists the same $(wc -l <"$dir/s/locs") URLs as WordPress's core sitemaps (${KINDS[*]})"
+  else
+    fail "$label: sitemapd lists the same URLs as WordPress's core sitemaps (${KINDS[*]}; < only sitemapd, > only WordPress)"
+    diff "$dir/s/locs" "$dir/w/locs" | grep '^[<>]' | sed 's/^/    /'
+  fi
+  if [ "$LEFT_OUT_SAID" != "${KINDS[*]}" ]; then
+    LEFT_OUT_SAID=${KINDS[*]}
+    say "what WordPress's core sitemaps list beyond these views, left out on purpose (sitemap, URLs): $(paste -sd, "$dir/left_out" | sed 's/,/, /g')"
+  fi
+  : >"$dir/bad"
+  while IFS= read -r url; do
+    s=$("${CURL[@]}" -o /dev/null -w '%{http_code} %{redirect_url}' "$url" 2>/dev/null)
+    [ "$s" = "200 " ] || echo "    $url: $s" >>"$dir/bad"
+  done <"$dir/s/locs"
+  if [ -s "$dir/bad" ]; then
+    fail "$label: every URL sitemapd lists answers 200 through nginx and WordPress, no redirect"
+    cat "$dir/bad"
+  else
+    pass "$label: every URL sitemapd lists answers 200 through nginx and WordPress, no redirect"
+  fi
+  if cmp -s "$dir/s/pairs" "$dir/expected_pairs"; then
+    pass "$label: every lastmod is what WordPress's PHP says (post_modified_gmt; home and categories by their latest post)"
+  else
+    fail "$label: every lastmod is what WordPress's PHP says (< sitemapd, > WordPress's PHP)"
+    diff "$dir/s/pairs" "$dir/expected_pairs" | grep '^[<>]' | sed 's/^/    /'
+  fi
+  # Nothing unpublished is listed; password-protected posts by sitemapd only (WordPress lists them).
+  : >"$dir/bad"
+  while IFS=$'\t' read -r _ status slug id; do
+    lists=$(cat "$dir/s/locs")
+    [ "$status" = password ] || lists=$(cat "$dir/s/locs" "$dir/w/post" "$dir/w/page" "$dir/w/category")
+    if [ -n "$slug" ] && grep -q -- "/$slug/" <<<"$lists"; then
+      echo "    $status post $id ($slug) is listed: $(grep -- "/$slug/" <<<"$lists" | sort -u | tr '\n' ' ')" >>"$dir/bad"
+    fi
+    if grep -qE -- "[?&](p|page_id)=$id(&|\$)" <<<"$lists"; then
+      echo "    $status post $id is listed by its id" >>"$dir/bad"
+    fi
+  done < <(awk -F'\t' '$1 == "hidden"' "$dir/expect")
+  hidden=$(awk -F'\t' '$1 == "hidden" { print $2 }' "$dir/expect" | sort | uniq -c | awk '{ printf "%s%d %s", sep, $1, $2; sep = ", " }')
+  if [ -s "$dir/bad" ]; then
+    fail "$label: nothing unpublished is listed ($hidden; password-protected by sitemapd only)"
+    cat "$dir/bad"
+  else
+    pass "$label: nothing unpublished is listed ($hidden; password-protected by sitemapd only)"
+  fi
+}
+
+# live LABEL COMMAND: a change made through WordPress's PHP, then sitemapd agrees within 20 s
+live() {
+  local label=$1 out start
+  shift
+  out=$(site_php "$@" 2>"$TMP/live.err") || {
+    cat "$TMP/live.err" >&2
+    fail "$label: site.php $* ($out)"
+    return
+  }
+  start=$(date +%s)
+  while ! agree "$TMP/poll" "${KINDS[@]}"; do
+    if [ $(($(date +%s) - start)) -ge 20 ]; then
+      fail "$label ($out): sitemapd agrees with WordPress again within 20 s"
+      return
+    fi
+    sleep 0.5
+  done
+  pass "$label ($out): sitemapd agrees with WordPress again after $(($(date +%s) - start)) s"
+}
+
+# ---------------------------------------------------------------- (a) the single view
+
+start_sitemapd SITEMAP_SOURCE=sitemap_wp
+KINDS=(post page)
+compare_state "sitemap_wp, static front page" a1
+live "sitemap_wp, live: old post edited, post trashed, draft published (wp_publish_post)" edit1
+compare_state "sitemap_wp, after the edits" a2
+live "sitemap_wp, live: the home page lists the latest posts" front posts
+compare_state "sitemap_wp, latest posts on the home page" a3
+
+# ---------------------------------------------------------------- (b) the group views
+
+start_sitemapd "$GROUPS_LINE"
+KINDS=(post page category)
+compare_state "groups, latest posts on the home page" b1
+s=$("${CURL[@]}" "$SITE/sitemap_index.xml" 2>/dev/null | index_locs /dev/stdin | sed 's#.*/##' | tr '\n' ' ')
+check "groups: the index lists each group's files ($s)" \
+  test "$s" = "sitemap-posts-1.xml.gz sitemap-pages-1.xml.gz sitemap-categories-1.xml.gz "
+live "groups, live: protected post and a page edited, post trashed, draft published (editor)" edit2
+compare_state "groups, after the edits" b2
+live "groups, live: the home page is a static page again" front page
+compare_state "groups, static front page" b3
+# The news view, loosely: its articles are published posts the posts view lists too.
+news_bad=$(echo "SELECT n.loc FROM sitemap_wp_news n LEFT JOIN sitemap_wp_posts p ON p.loc = n.loc WHERE p.id IS NULL" | sql "$SDB" 2>&1)
+news_n=$(echo "SELECT COUNT(*) FROM sitemap_wp_news" | sql "$SDB" 2>&1)
+news_ok() { [ -z "$news_bad" ] && [[ "$news_n" =~ ^[0-9]+$ ]]; }
+check "sitemap_wp_news: its $news_n articles are posts the posts view lists${news_bad:+ (not: $news_bad)}" news_ok
+
+# (503s while a file is dated anew after a change are expected; failed sweeps and errors are not.)
+grep -E 'sweep failed| ERROR |"level":"ERROR"' "$TMP/sitemapd.log" | head -n 5 | sed 's/^/    sitemapd: /' >&2
+summary
+[ "$failed" = 0 ]
