@@ -258,7 +258,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// What a group is, from its site's configuration and robots.txt.
-fn group_settings(
+pub fn group_settings(
     config: &Config,
     site: &SiteConfig,
     group: &GroupConfig,

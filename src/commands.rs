@@ -9,10 +9,10 @@ use futures::TryStreamExt;
 
 use crate::answer::render;
 use crate::app::{self, StartError};
-use crate::config::{BaseUrl, Config, GroupKind, SiteConfig};
+use crate::config::{BaseUrl, Config, SiteConfig};
 use crate::import::{self, Input};
 use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
-use crate::sitemap::audit::GroupAudit;
+use crate::sitemap::audit::{repeat_example, GroupAudit};
 use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
 
@@ -53,24 +53,18 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
     };
     println!("robots.txt: valid");
-    let rules = app::entry_rules(config, site, &robots);
     let store = Store::connect(config).await?;
     let mut worst = 0;
-    for group in &site.groups {
-        if let Some(name) = &group.name {
-            println!("group {name} ({})", group.source);
+    for group_config in &site.groups {
+        if let Some(name) = &group_config.name {
+            println!("group {name} ({})", group_config.source);
         }
-        let store = store.for_source(&group.source);
-        let rows = match &group.kind {
-            GroupKind::Urls if group.extensions => store.entries(IdRange::ALL, Namespaces::ALL),
-            GroupKind::Urls => store.entries(IdRange::ALL, Namespaces::NONE),
-            GroupKind::News(publication) => {
-                let now = chrono::Utc::now().timestamp();
-                let since = now - config.news_window.as_secs() as i64;
-                store.articles(IdRange::ALL, since, now, publication)
-            }
-        };
-        worst = worst.max(check_group(rows, &rules).await?);
+        // The group as the service reads it: the same rows, rules and news window.
+        let settings = app::group_settings(config, site, group_config, &robots);
+        let now = chrono::Utc::now().timestamp();
+        let (group, _) = Group::new(settings, store.for_source(&group_config.source), now);
+        let rows = group.rows(IdRange::ALL, Namespaces::ALL, None);
+        worst = worst.max(check_group(rows, &group.rules).await?);
     }
     Ok(worst)
 }
@@ -90,8 +84,9 @@ async fn check_group(
         match rules.accept(&raw) {
             Ok(entry) => {
                 if let Err(first) = audit.add(&entry) {
-                    let example = format!("id {}: {} (as id {first})", raw.id, entry.loc.as_str());
-                    tally.note(SkipReason::Duplicate, 1, || example);
+                    tally.note(SkipReason::Duplicate, 1, || {
+                        repeat_example(raw.id, &entry, first)
+                    });
                     continue;
                 }
                 served += 1;
@@ -231,10 +226,7 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
     let mut progress = Progress::new("pages written");
-    let single = match site.groups.as_slice() {
-        [only] => only.snapshot().layout.0.len() == 1,
-        _ => false,
-    };
+    let single = site.single_page().is_some();
     let mut files = 0;
     for group in &site.groups {
         files += export_group(group, dir, single, &mut progress).await?;

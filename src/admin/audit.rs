@@ -6,7 +6,7 @@ use futures::TryStreamExt;
 use serde::Serialize;
 
 use crate::site::{Group, Site};
-use crate::sitemap::audit::{GroupAudit, Warning};
+use crate::sitemap::audit::{repeat_example, GroupAudit, Warning};
 use crate::sitemap::Namespaces;
 use crate::store::{IdRange, StoreError};
 
@@ -23,22 +23,7 @@ pub struct SiteAudit {
 pub struct GroupReport {
     pub name: String,
     pub entries: u64,
-    pub warnings: Vec<WarningView>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct WarningView {
-    pub message: String,
-    pub examples: Vec<String>,
-}
-
-impl From<Warning> for WarningView {
-    fn from(w: Warning) -> Self {
-        Self {
-            message: w.message,
-            examples: w.examples,
-        }
-    }
+    pub warnings: Vec<Warning>,
 }
 
 /// One audit at a time: each holds every URL of a group in memory while it reads.
@@ -74,19 +59,15 @@ async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {
             Err(first) => {
                 repeated += 1;
                 if repeats.len() < REPEATS_LISTED {
-                    repeats.push(format!(
-                        "id {}: {} (as id {first})",
-                        raw.id,
-                        entry.loc.as_str()
-                    ));
+                    repeats.push(repeat_example(raw.id, &entry, first));
                 }
             }
             Ok(()) => entries += 1,
         }
     }
-    let mut warnings: Vec<WarningView> = audit.warnings().into_iter().map(Into::into).collect();
+    let mut warnings = audit.warnings();
     if repeated > 0 {
-        warnings.push(WarningView {
+        warnings.push(Warning {
             message: format!(
                 "{repeated} URLs repeat an earlier entry of the group (each file lists a URL once; across files they stay)"
             ),

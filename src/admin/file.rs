@@ -6,7 +6,7 @@ use futures::TryStreamExt;
 use serde::Serialize;
 
 use crate::site::{page_file_name, Group, ServedPage, Site};
-use crate::sitemap::{Namespaces, SeenUrls, SkipReason, UrlKey};
+use crate::sitemap::{Entry, Namespaces, RawEntry, SeenUrls, SkipReason, UrlKey};
 use crate::store::StoreError;
 
 /// Rows shown per page of the view.
@@ -70,34 +70,20 @@ pub async fn view(
     let mut shown = Vec::new();
     let first = page.saturating_mul(ROWS_PER_VIEW);
     while let Some(raw) = rows.try_next().await? {
-        let row = match group.rules.accept(&raw) {
-            Ok(entry) => {
-                let duplicate = !seen.first_time(UrlKey::of(&entry.loc));
-                ViewRow {
-                    id: raw.id,
-                    loc: entry.loc.as_str().to_string(),
-                    lastmod: entry.lastmod.map(|l| l.w3c()),
-                    changefreq: entry.changefreq.map(|c| c.as_str()),
-                    priority: entry.priority.map(|p| p.to_decimal()),
-                    extensions: extensions(&entry),
-                    skipped: duplicate.then_some(SkipReason::Duplicate.as_str()),
-                }
-            }
-            Err(reason) => ViewRow {
-                id: raw.id,
-                loc: raw.loc.clone().unwrap_or_default(),
-                lastmod: None,
-                changefreq: None,
-                priority: None,
-                extensions: Vec::new(),
-                skipped: Some(reason.as_str()),
-            },
+        let accepted = group.rules.accept(&raw);
+        // Every accepted row counts for duplicates, whether it matches or not.
+        let duplicate = accepted
+            .as_ref()
+            .is_ok_and(|entry| !seen.first_time(UrlKey::of(&entry.loc)));
+        let loc = match &accepted {
+            Ok(entry) => entry.loc.as_str(),
+            Err(_) => raw.loc.as_deref().unwrap_or_default(),
         };
-        if !needle.is_empty() && !row.loc.to_lowercase().contains(&needle) {
+        if !needle.is_empty() && !loc.to_lowercase().contains(&needle) {
             continue;
         }
         if matching >= first && shown.len() < ROWS_PER_VIEW {
-            shown.push(row);
+            shown.push(view_row(&raw, accepted, duplicate));
         }
         matching += 1;
     }
@@ -113,7 +99,32 @@ pub async fn view(
     })
 }
 
-fn extensions(entry: &crate::sitemap::Entry) -> Vec<String> {
+/// One row as the view shows it: an entry as served (or a repeat, left out), or a row skipped
+/// and why.
+fn view_row(raw: &RawEntry, accepted: Result<Entry, SkipReason>, duplicate: bool) -> ViewRow {
+    match accepted {
+        Ok(entry) => ViewRow {
+            id: raw.id,
+            loc: entry.loc.as_str().to_string(),
+            lastmod: entry.lastmod.map(|l| l.w3c()),
+            changefreq: entry.changefreq.map(|c| c.as_str()),
+            priority: entry.priority.map(|p| p.to_decimal()),
+            extensions: extensions(&entry),
+            skipped: duplicate.then_some(SkipReason::Duplicate.as_str()),
+        },
+        Err(reason) => ViewRow {
+            id: raw.id,
+            loc: raw.loc.clone().unwrap_or_default(),
+            lastmod: None,
+            changefreq: None,
+            priority: None,
+            extensions: Vec::new(),
+            skipped: Some(reason.as_str()),
+        },
+    }
+}
+
+fn extensions(entry: &Entry) -> Vec<String> {
     let count = |n: usize, one: &str| match n {
         0 => None,
         1 => Some(format!("1 {one}")),

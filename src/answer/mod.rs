@@ -128,24 +128,34 @@ impl Reader {
             let served = group.snapshot().page(id.no).ok_or(AnswerError::NotFound)?;
             Ok::<_, AnswerError>((group.clone(), served))
         };
-        if let File::PageGz(id) | File::PageXml(id) | File::PageTxt(id) = file {
-            let (group, served) = group_page(id)?;
-            return Ok(match file {
-                File::PageGz(_) => Document::gzip_file(group, served),
-                File::PageXml(_) => Document::xml_file(group, served, accepts),
-                _ => Document::text_file(group, served),
-            });
+        // A page answers by its group's readiness; anything else lists every group.
+        if !matches!(file, File::PageGz(_) | File::PageXml(_) | File::PageTxt(_)) {
+            serving(site.readiness())?;
         }
-        serving(site.readiness())?;
-        let robots = site.first().snapshot().robots.clone();
+        let robots = || site.first().snapshot().robots.clone();
         Ok(match file {
-            File::Robots => Document::bytes(TEXT, robots.validators, robots.body),
+            File::PageGz(id) => {
+                let (group, served) = group_page(id)?;
+                Document::gzip_file(group, served)
+            }
+            File::PageXml(id) => {
+                let (group, served) = group_page(id)?;
+                Document::xml_file(group, served, accepts)
+            }
+            File::PageTxt(id) => {
+                let (group, served) = group_page(id)?;
+                Document::text_file(group, served)
+            }
+            File::Robots => {
+                let robots = robots();
+                Document::bytes(TEXT, robots.validators, robots.body)
+            }
             File::IndexNowKey => {
                 let key = self.indexnow_key.as_ref().ok_or(AnswerError::NotFound)?;
                 let body = Bytes::from(key.as_str().to_string());
                 let validators = crate::site::Validators {
                     fingerprint: Fingerprint::of(&body),
-                    changed_at: robots.validators.changed_at,
+                    changed_at: robots().validators.changed_at,
                 };
                 Document::bytes(TEXT, validators, body)
             }
@@ -167,15 +177,14 @@ impl Reader {
                 crate::stylesheet::validators(),
                 Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
             ),
-            File::Sitemap => match single_page(site) {
+            File::Sitemap => match site.single_page() {
                 Some((group, only)) => Document::xml_file(group, only, accepts),
                 None => Document::small(XML, &site.together().index, accepts),
             },
             File::SitemapTxt => {
-                let (group, only) = single_page(site).ok_or(AnswerError::NotFound)?;
+                let (group, only) = site.single_page().ok_or(AnswerError::NotFound)?;
                 Document::text_file(group, only)
             }
-            File::PageGz(_) | File::PageXml(_) | File::PageTxt(_) => unreachable!("answered above"),
         })
     }
 
@@ -316,15 +325,6 @@ impl PageKey {
             fingerprint: served.page.fingerprint,
         }
     }
-}
-
-/// The one file of a site whose entries all fit in one: `/sitemap.xml` is then that file.
-/// A site of several groups always has an index.
-fn single_page(site: &Site) -> Option<(Arc<Group>, ServedPage)> {
-    let [only] = site.groups.as_slice() else {
-        return None;
-    };
-    Some((only.clone(), only.snapshot().single_page()?))
 }
 
 /// Waits for the first bytes: a failure before any byte is the request's error.

@@ -90,12 +90,7 @@ pub fn parse_group_list(raw: &str) -> Result<Vec<GroupConfig>, String> {
             ));
         };
         let (name, source) = (name.trim(), source.trim());
-        check_name(name, &groups)?;
-        if !is_source_name(source) {
-            return Err(format!(
-                "group {name}: source {source:?} must be {SOURCE_EXPECTED}"
-            ));
-        }
+        check_group(name, source, &groups)?;
         groups.push(GroupConfig {
             name: Some(name.to_string()),
             source: source.to_string(),
@@ -111,8 +106,20 @@ pub fn parse_group_list(raw: &str) -> Result<Vec<GroupConfig>, String> {
     Ok(groups)
 }
 
+/// A group's name (valid, not yet taken among `groups`) and source, as both ways of
+/// configuring groups check them.
+pub(super) fn check_group(name: &str, source: &str, groups: &[GroupConfig]) -> Result<(), String> {
+    check_name(name, groups)?;
+    if !is_source_name(source) {
+        return Err(format!(
+            "group {name}: source {source:?} must be {SOURCE_EXPECTED}"
+        ));
+    }
+    Ok(())
+}
+
 /// A group name that is valid and not yet taken among `groups`.
-pub(super) fn check_name(name: &str, groups: &[GroupConfig]) -> Result<(), String> {
+fn check_name(name: &str, groups: &[GroupConfig]) -> Result<(), String> {
     if !is_group_name(name) {
         return Err(format!("group name {name:?} must be {NAME_EXPECTED}"));
     }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::groups::{check_name, is_news_language, GroupConfig, GroupKind, NewsPublication};
+use super::groups::{check_group, is_news_language, GroupConfig, GroupKind, NewsPublication};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 
 /// What differs between the sites one process serves.
@@ -149,14 +149,8 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
     }
     let mut groups: Vec<GroupConfig> = Vec::with_capacity(tables.len());
     for table in tables {
-        check_name(&table.name, &groups)?;
+        check_group(&table.name, &table.source, &groups)?;
         let name = table.name;
-        if !is_source_name(&table.source) {
-            return Err(format!(
-                "group {name}: source {:?} must be {SOURCE_EXPECTED}",
-                table.source
-            ));
-        }
         let kind = match table.kind.as_deref().unwrap_or("urls") {
             "urls" if table.news_name.is_some() || table.news_language.is_some() => {
                 return Err(format!(

@@ -2,6 +2,7 @@
 //! whatever form was fetched (`sitemap-3.xml`, `.xml.gz` and `.txt` are file 3), and the time
 //! each of them last changed, for the files a crawler is behind on.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::answer::File;
@@ -9,7 +10,8 @@ use crate::site::{page_file_name, Site};
 
 /// The ledger's name of `file` of `site`; `None` for what crawlers are not followed on (the
 /// stylesheet, the IndexNow key).
-pub fn ledger_name(site: &Site, file: File) -> Option<String> {
+/// Only a sitemap file's name is made (the others are constants).
+pub fn ledger_name(site: &Site, file: File) -> Option<Cow<'static, str>> {
     Some(match file {
         File::Robots => ROBOTS.into(),
         File::Index => INDEX.into(),
@@ -19,7 +21,7 @@ pub fn ledger_name(site: &Site, file: File) -> Option<String> {
         File::FeedRss => crate::feed::RSS_FILE.into(),
         File::PageGz(id) | File::PageXml(id) | File::PageTxt(id) => {
             let group = site.groups.get(id.group)?;
-            page_file_name(group.name.as_deref(), id.no)
+            page_file_name(group.name.as_deref(), id.no).into()
         }
         File::Stylesheet | File::IndexNowKey => return None,
     })
@@ -44,20 +46,15 @@ impl ChangeTimes {
             let robots = site.first().snapshot().robots.validators.changed_at;
             files.insert(ROBOTS.to_string(), robots);
             files.insert(INDEX.to_string(), index);
-            let mut pages = 0;
             for group in &site.groups {
                 let snapshot = group.snapshot();
                 for page in &snapshot.layout.0 {
-                    pages += 1;
                     let name = page_file_name(group.name.as_deref(), page.no);
                     files.insert(name, page.changed_at);
                 }
             }
             // sitemap.xml is the one file when there is one, else the index.
-            let single = (pages == 1)
-                .then(|| site.groups[0].snapshot().single_page())
-                .flatten()
-                .map(|p| p.page.changed_at);
+            let single = site.single_page().map(|(_, p)| p.page.changed_at);
             files.insert(SITEMAP.to_string(), single.unwrap_or(index));
             if let Some(at) = single {
                 files.insert(SITEMAP_TXT.to_string(), at);

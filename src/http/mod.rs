@@ -72,12 +72,6 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let (site, route) = app.resolve(request.headers(), &path);
-    let request_agent = request
-        .headers()
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .map(Crawler::classify)
-        .unwrap_or(Crawler::Other);
     let logged_site = site.clone();
     let response = match route {
         None => Err(HttpError::NotFound),
@@ -100,7 +94,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let mut response = response.unwrap_or_else(IntoResponse::into_response);
     app.finish(route, &mut response);
     if let (Some(site), Some(Route::File(file))) = (&logged_site, route) {
-        app.record_crawler(site, file, &request_agent, response.status().as_u16());
+        app.record_crawler(site, file, request.headers(), response.status().as_u16());
     }
     let log = AccessLog {
         method,
@@ -266,11 +260,15 @@ impl App {
             .into_response()
     }
 
-    /// Notes a crawler's fetch of one of a site's files in the ledger.
-    fn record_crawler(&self, site: &Site, file: File, crawler: &Crawler, status: u16) {
+    /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent.
+    fn record_crawler(&self, site: &Site, file: File, headers: &HeaderMap, status: u16) {
         if let Some(name) = ledger::ledger_name(site, file) {
+            let crawler = headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .map_or(Crawler::Other, Crawler::classify);
             let now = chrono::Utc::now().timestamp();
-            self.ledger.record(*crawler, &site.key, &name, status, now);
+            self.ledger.record(crawler, &site.key, &name, status, now);
         }
     }
 

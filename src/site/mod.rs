@@ -75,6 +75,15 @@ impl Site {
         self.groups.iter().position(|g| g.name.as_deref() == name)
     }
 
+    /// The one file of a site whose entries all fit in one: `/sitemap.xml` is then that file.
+    /// A site of several groups always has an index.
+    pub fn single_page(&self) -> Option<(Arc<Group>, ServedPage)> {
+        let [only] = self.groups.as_slice() else {
+            return None;
+        };
+        Some((only.clone(), only.snapshot().single_page()?))
+    }
+
     /// The least readiness of the site's groups: the index lists all of them.
     pub fn readiness(&self) -> Readiness {
         self.groups
@@ -92,11 +101,11 @@ impl Site {
     /// The index and feeds of the groups' current snapshots (made again only when one of the
     /// snapshots changed since).
     pub fn together(&self) -> Arc<Together> {
-        let current: Vec<Arc<Snapshot>> = self.groups.iter().map(|g| g.snapshot()).collect();
         let made = self.together.read().expect("together lock").clone();
-        if made.is_made_of(&current) {
+        if made.is_made_of(&self.groups) {
             return made;
         }
+        let current = self.groups.iter().map(|g| g.snapshot()).collect();
         let next = Arc::new(Together::of(&self.groups, current));
         *self.together.write().expect("together lock") = next.clone();
         next
@@ -104,13 +113,14 @@ impl Site {
 }
 
 impl Together {
-    fn is_made_of(&self, snapshots: &[Arc<Snapshot>]) -> bool {
-        self.made_of.len() == snapshots.len()
+    /// Whether this was made of the groups' current snapshots.
+    fn is_made_of(&self, groups: &[Arc<Group>]) -> bool {
+        self.made_of.len() == groups.len()
             && self
                 .made_of
                 .iter()
-                .zip(snapshots)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+                .zip(groups)
+                .all(|(made, group)| Arc::ptr_eq(made, &group.snapshot()))
     }
 
     /// A site of one group serves that group's own index and feeds, with their stored

@@ -26,10 +26,15 @@ pub struct GroupAudit {
 }
 
 /// One warning, with a few examples.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Warning {
     pub message: String,
     pub examples: Vec<String>,
+}
+
+/// How a repeated URL is shown: the repeating entry and the entry that had the URL first.
+pub fn repeat_example(id: i64, entry: &Entry, first: i64) -> String {
+    format!("id {id}: {} (as id {first})", entry.loc.as_str())
 }
 
 impl GroupAudit {

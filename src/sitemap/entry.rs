@@ -257,6 +257,7 @@ impl EntryRules {
         let latest = chrono::Utc::now().timestamp() + FUTURE_LASTMOD_ALLOWANCE_SECS;
         if lastmod.at().timestamp() > latest {
             dropped.add(SkipReason::FutureLastmod);
+            dropped.note_future_lastmod(lastmod.at().timestamp());
             return None;
         }
         Some(lastmod)
@@ -298,7 +299,8 @@ impl EntryRules {
         accepted
     }
 
-    fn disallowed_by_robots(&self, loc: &Loc) -> bool {
+    /// Whether the robots.txt we serve disallows `loc` for one of the agents checked.
+    pub fn disallowed_by_robots(&self, loc: &Loc) -> bool {
         let Some(robots) = &self.robots else {
             return false;
         };

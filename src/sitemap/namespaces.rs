@@ -24,14 +24,6 @@ impl Namespaces {
         image: true,
         ..Self::NONE
     };
-    pub const VIDEO: Self = Self {
-        video: true,
-        ..Self::NONE
-    };
-    pub const NEWS: Self = Self {
-        news: true,
-        ..Self::NONE
-    };
     pub const ALL: Self = Self {
         xhtml: true,
         image: true,

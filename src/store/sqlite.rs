@@ -47,10 +47,6 @@ impl Dialect for Sqlite {
         "id, loc, lastmod, changefreq, priority"
     }
 
-    fn lastmod_key() -> &'static str {
-        "CAST(unixepoch(src.lastmod, 'auto', 'subsec') * 1000000 AS INTEGER)"
-    }
-
     fn time(column: &str) -> String {
         column.to_string()
     }
@@ -139,8 +135,6 @@ async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, 
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
-/// SQLite columns hold any type: lastmod as text ([`parse_lastmod`]) or as a number
-/// ([`lastmod_from_number`]).
 /// A time stored as a number (unix or Julian) or as text in any common form.
 fn read_time_column(row: &SqliteRow, name: &str) -> Option<DateTime<Utc>> {
     match read_number(row, name) {

@@ -9,8 +9,8 @@ use chrono::Utc;
 use futures::TryStreamExt;
 
 use crate::notify::{HostSet, Notifier};
-use crate::site::Group;
-use crate::sitemap::{Loc, Namespaces, SkipReason};
+use crate::site::{Group, Layout};
+use crate::sitemap::{Loc, Namespaces};
 use crate::store::{IdRange, StoreError, SubmittedThrough, BUILTIN_SOURCE};
 
 /// Entries read per query when changed URLs are gathered for IndexNow.
@@ -24,17 +24,14 @@ pub async fn index_changed(group: &Group, notifier: &Notifier) {
     // A news group's rows carry no lastmod to submit by; its articles are entries of the
     // site's other groups too, and are submitted from there.
     let submits = group.news.is_none();
-    if notifier.host_set(&group.base).is_none() {
-        // Nobody to tell: what left the table, or what a view listed, is not kept for later.
-        let forgotten = match group.source == BUILTIN_SOURCE {
-            true => group.store.forget_all_removed().await,
-            false => group.store.forget_all_listed(&group.key).await,
-        };
-        if let Err(e) = forgotten {
+    let hosts = notifier.host_set(&group.base);
+    if hosts.is_none() && group.source == BUILTIN_SOURCE {
+        // Nobody to tell: what left the table is not kept for later.
+        if let Err(e) = group.store.forget_all_removed().await {
             tracing::debug!(error = %crate::error::Chain(&e), "could not clear the removed URLs");
         }
     }
-    if let Some(hosts) = notifier.host_set(&group.base).filter(|_| submits) {
+    if let Some(hosts) = hosts.filter(|_| submits) {
         if let Err(e) = submit_modified_entries(group, notifier, &hosts).await {
             tracing::warn!(error = %crate::error::Chain(&e), "could not read the entries to submit to IndexNow; the next change retries");
         }
@@ -115,13 +112,14 @@ async fn submit_removed_urls(
     Ok(())
 }
 
-/// Submits the URLs a view-fed group no longer lists in the id ranges a sweep re-measured
-/// (see [`super::relist`]). Until `listed_known`, the group's listed URLs may be missing: when
-/// none are stored, every file's range is read to note them (and nothing is submitted).
+/// Submits the URLs a view-fed group no longer lists in the files a sweep re-measured (`files`
+/// of the layout it started from) and rewrote (see [`super::relist`]). Until `listed_known`,
+/// the group's listed URLs may be missing: when none are stored, every file's range is read
+/// to note them (and nothing is submitted).
 pub async fn left_view(
     group: &Group,
     notifier: &Notifier,
-    measured: Vec<IdRange>,
+    (before, files): (&Layout, &[usize]),
     listed_known: &AtomicBool,
 ) {
     if group.source == BUILTIN_SOURCE || group.news.is_some() {
@@ -130,14 +128,15 @@ pub async fn left_view(
     let Some(hosts) = notifier.host_set(&group.base) else {
         return;
     };
+    let after = group.snapshot();
+    let measured = super::relist::rewritten_ranges(before, &after.layout, files);
     let ranges = match listed_known.load(Ordering::Relaxed) {
         true => measured,
         false => match group.store.any_listed(&group.key).await {
             Ok(true) => measured,
-            Ok(false) => {
-                let layout = &group.snapshot().layout;
-                (0..layout.0.len()).map(|i| layout.range(i)).collect()
-            }
+            Ok(false) => (0..after.layout.0.len())
+                .map(|i| after.layout.range(i))
+                .collect(),
             Err(e) => {
                 tracing::warn!(error = %crate::error::Chain(&e), "could not read the URLs the view listed; its removed URLs are not submitted");
                 return;
@@ -152,6 +151,17 @@ pub async fn left_view(
         Err(e) => {
             tracing::warn!(error = %crate::error::Chain(&e), "could not compare the view with the URLs it listed; its removed URLs are not submitted");
         }
+    }
+}
+
+/// With IndexNow off, forgets what a view-fed group listed: nobody would be told what leaves
+/// it, and nothing notes it meanwhile (see [`super::relist`]).
+pub async fn forget_listed_unless_told(group: &Group, notifier: &Notifier) {
+    if notifier.host_set(&group.base).is_some() || group.source == BUILTIN_SOURCE {
+        return;
+    }
+    if let Err(e) = group.store.forget_all_listed(&group.key).await {
+        tracing::debug!(error = %crate::error::Chain(&e), "could not clear the listed URLs");
     }
 }
 
@@ -183,10 +193,10 @@ async fn disallowed_urls(group: &Group, most: usize) -> Result<Vec<String>, Stor
     let mut urls = Vec::new();
     let mut rows = group.rows(IdRange::ALL, Namespaces::NONE, None);
     while let Some(raw) = rows.try_next().await? {
-        if group.rules.accept(&raw).err() != Some(SkipReason::RobotsDisallowed) {
+        let Ok(loc) = Loc::parse(raw.loc.as_deref().unwrap_or(""), &group.base) else {
             continue;
-        }
-        if let Ok(loc) = Loc::parse(raw.loc.as_deref().unwrap_or(""), &group.base) {
+        };
+        if group.rules.disallowed_by_robots(&loc) {
             urls.push(loc.as_str().to_string());
             if urls.len() == most {
                 break;

@@ -61,11 +61,6 @@ impl<'a> Measure<'a> {
                 match self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     Ok(entry) => {
                         count_dropped(&mut scan.skipped, &entry);
-                        if entry.dropped.get(SkipReason::FutureLastmod) > 0 {
-                            if let Some(at) = raw.lastmod {
-                                scan.skipped.note_future_lastmod(at.timestamp());
-                            }
-                        }
                         let url = UrlKey::of(&entry.loc);
                         scan.add(raw.id, url, &element, entry.namespaces());
                     }
@@ -165,12 +160,12 @@ impl<'a> Measure<'a> {
     }
 }
 
-/// Extension rows an accepted entry left out count with the page's skipped rows.
+/// What an accepted entry left out (extension rows, a future lastmod and when it comes due)
+/// counts with the page's skipped rows.
 fn count_dropped(skipped: &mut SkipCounts, entry: &Entry) {
-    for reason in SkipReason::ALL.into_iter().filter(|r| !r.drops_entry()) {
-        let n = entry.dropped.get(reason);
+    skipped.merge(&entry.dropped);
+    for (reason, n) in entry.dropped.iter() {
         if n > 0 {
-            skipped.add_n(reason, n);
             skipped.example(reason, || {
                 format!("entry id {}: {}", entry.id, entry.loc.as_str())
             });

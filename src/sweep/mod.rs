@@ -121,6 +121,7 @@ impl Sweeper {
             .1
             .iter()
             .any(|f| f.name == ROBOTS_RULES_FILE && f.fingerprint != group.robots_rules);
+        announce::forget_listed_unless_told(&group, &notifier).await;
         let cursor = match has_state && same_settings {
             true => group.store.load_cursor(&group.cursor_key()).await?,
             false => None,
@@ -279,10 +280,13 @@ impl Sweeper {
                     if index_changed {
                         announce::index_changed(&self.group, &self.notifier).await;
                     }
-                    let rewritten =
-                        rewritten_ranges(&current.layout, &self.group.snapshot().layout, &files);
-                    announce::left_view(&self.group, &self.notifier, rewritten, &self.listed_known)
-                        .await;
+                    announce::left_view(
+                        &self.group,
+                        &self.notifier,
+                        (&current.layout, &files),
+                        &self.listed_known,
+                    )
+                    .await;
                     if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
                         announce::robots_rules_changed(&self.group, &self.notifier).await;
                     }
@@ -404,28 +408,6 @@ fn keep_summaries(measured: &mut Layout, before: &Layout, files: &[usize], summa
             measured.0[j].summary = summaries.get(i).cloned();
         }
     }
-}
-
-/// The id ranges of the measured `files` of `before` whose bytes are not what `after` serves
-/// there (a file whose bytes are the same lists the same URLs).
-fn rewritten_ranges(
-    before: &Layout,
-    after: &Layout,
-    files: &[usize],
-) -> Vec<crate::store::IdRange> {
-    files
-        .iter()
-        .map(|&i| (i, before.range(i)))
-        .filter(|&(i, range)| {
-            let now: Vec<Fingerprint> = after
-                .overlapping(range)
-                .into_iter()
-                .map(|j| after.0[j].fingerprint)
-                .collect();
-            now != [before.0[i].fingerprint]
-        })
-        .map(|(_, range)| range)
-        .collect()
 }
 
 /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.

@@ -6,8 +6,8 @@
 
 use futures::TryStreamExt;
 
-use crate::site::Group;
-use crate::sitemap::Namespaces;
+use crate::site::{Group, Layout};
+use crate::sitemap::{Fingerprint, Namespaces};
 use crate::store::{IdRange, StoreError};
 
 /// How the listed URLs of one range change.
@@ -19,6 +19,24 @@ struct Relisting {
     forget: Vec<i64>,
     /// Ids with the URL they list now, where it is new.
     note: Vec<(i64, String)>,
+}
+
+/// The id ranges of the measured `files` of `before` whose bytes are not what `after` serves
+/// there (a file whose bytes are the same lists the same URLs).
+pub fn rewritten_ranges(before: &Layout, after: &Layout, files: &[usize]) -> Vec<IdRange> {
+    files
+        .iter()
+        .map(|&i| (i, before.range(i)))
+        .filter(|&(i, range)| {
+            let now: Vec<Fingerprint> = after
+                .overlapping(range)
+                .into_iter()
+                .map(|j| after.0[j].fingerprint)
+                .collect();
+            now != [before.0[i].fingerprint]
+        })
+        .map(|(_, range)| range)
+        .collect()
 }
 
 /// Brings `sitemapd_listed` up to date for `ranges` of `group` and returns the URLs that are

@@ -97,9 +97,11 @@ impl Sweeper {
         loop {
             let retry_at = owed.map(|o| o.at);
             // An owed full sweep covers a file that time changes.
-            let (due_at, due_range) = time_changes_a_file(&group)
-                .filter(|_| owed.is_none())
-                .unzip();
+            let due = owed
+                .is_none()
+                .then(|| time_changes_a_file(&group))
+                .flatten();
+            let due_at = due.map(|(at, _)| at);
             let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
             let wake = tokio::select! {
                 Some(logged) = changes.next() => {
@@ -120,8 +122,8 @@ impl Sweeper {
                 },
                 _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
                 _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
-                _ = tokio::time::sleep_until(due_at.unwrap_or_else(Instant::now)), if due_at.is_some() => {
-                    Wake::Change(due_range.map_or(Change::Everything, Change::Ids))
+                _ = tokio::time::sleep_until(due_at.unwrap_or_else(Instant::now)), if due.is_some() => {
+                    Wake::Change(due.map_or(Change::Everything, |(_, range)| Change::Ids(range)))
                 }
             };
             let full = owed.is_some() || matches!(wake, Wake::Change(Change::Everything));

@@ -55,10 +55,6 @@ impl Dialect for MySql {
     }
 
     /// The source's own column, not the cast of the same name, so its index serves.
-    fn lastmod_key() -> &'static str {
-        "src.lastmod"
-    }
-
     fn time(column: &str) -> String {
         format!("CAST({column} AS DATETIME(6))")
     }

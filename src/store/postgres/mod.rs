@@ -77,10 +77,6 @@ impl Dialect for Postgres {
         })
     }
 
-    fn lastmod_key() -> &'static str {
-        "src.lastmod::timestamptz"
-    }
-
     fn time(column: &str) -> String {
         format!("{column}::timestamptz")
     }

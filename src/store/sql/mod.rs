@@ -44,8 +44,6 @@ pub trait Dialect: Database + Sized {
     /// The five entry columns read from the source aliased `src`, each cast so that any view with
     /// these columns is readable.
     fn entry_columns() -> &'static str;
-    /// `src.lastmod` as this database orders it.
-    fn lastmod_key() -> &'static str;
     /// A time column of any type, read as [`Dialect::read_time`] decodes it.
     fn time(column: &str) -> String;
     /// The time column `name` of a row, as [`Dialect::time`] selected it; a value that is no
@@ -204,7 +202,7 @@ impl Reads {
             DB::entry_columns(),
             DB::quote(source)
         );
-        let key = DB::lastmod_key();
+        let key = DB::instant_key("src.lastmod");
         let in_range = "entry_id BETWEEN ? AND ?";
         let sql = |text: String| DB::placeholders(&text);
         Self {
