@@ -11,23 +11,6 @@ crate::on_each_database!(
     a_lastmod_whose_time_comes_is_listed_by_a_sweep_before_any_render_meets_it,
 );
 
-/// `sitemapd check` on `db`: its exit code and what it printed.
-fn check(db: &TestDb, vars: &[(&str, &str)]) -> (Option<i32>, String) {
-    let out = Sitemapd::new(["check"])
-        .env("DATABASE_URL", &db.url)
-        .env("SITEMAP_BASE_URL", BASE)
-        .envs(vars)
-        .output();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-fn skipped_metric(reason: &str) -> String {
-    format!("sitemapd_entries_skipped{{reason=\"{reason}\",site=\"{BASE}\",group=\"\"}}")
-}
-
 async fn a_lastmod_in_the_future_is_left_out_and_counted(backend: Backend) {
     let db = TestDb::on(backend).await;
     db.migrate().await;

@@ -7,14 +7,7 @@ use crate::helpers::*;
 /// The ```sql block of README.md that creates `view`, with its database prefixes removed (the
 /// test keeps the CMS tables and the view in one database of its own).
 fn readme_view(view: &str) -> String {
-    let readme = include_str!("../../README.md");
-    let block = readme
-        .split("```sql\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("```").next())
-        .find(|block| block.contains(&format!("CREATE VIEW sitemapd.{view} ")))
-        .unwrap_or_else(|| panic!("README.md has no view {view}"));
-    block
+    readme_block("sql", &format!("CREATE VIEW sitemapd.{view} "))
         .replace("sitemapd.", "")
         .replace("wordpress.", "")
         .replace("cms.", "")
@@ -83,6 +76,16 @@ async fn urlset(app: &TestApp) -> String {
     String::from_utf8(xml).unwrap()
 }
 
+/// [`urlset`] after a sweep: what the service serves once it has seen the database's changes.
+async fn swept_urlset(app: &TestApp) -> String {
+    app.sweep().await;
+    urlset(app).await
+}
+
+/// The home page's `<url>` once it lists the latest posts: dated by the newest post it shows.
+const HOME_OF_POSTS: &str = "<url><loc>https://blog.example.com/</loc>\
+         <lastmod>2024-04-02T00:00:00+00:00</lastmod><changefreq>daily</changefreq></url>";
+
 #[tokio::test]
 async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_dates() {
     let (db, app) = wordpress().await;
@@ -118,28 +121,17 @@ async fn the_wordpress_view_serves_published_posts_and_pages_with_their_gmt_date
     // and the former front page is at its own path again.
     db.exec("UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front'")
         .await;
-    app.sweep().await;
-    let xml = urlset(&app).await;
-    assert!(
-        xml.contains(
-            "<url><loc>https://blog.example.com/</loc>\
-         <lastmod>2024-04-02T00:00:00+00:00</lastmod><changefreq>daily</changefreq></url>"
-        ),
-        "{xml}"
-    );
+    let xml = swept_urlset(&app).await;
+    assert!(xml.contains(HOME_OF_POSTS), "{xml}");
     // It shows the newest two posts only: the one edited now, older, does not date it.
     db.exec(
         "UPDATE wp_options SET option_value = '2' WHERE option_name = 'posts_per_page';
          UPDATE wp_posts SET post_modified_gmt = '2024-06-01 00:00:00' WHERE ID = 1;",
     )
     .await;
-    app.sweep().await;
-    let xml = urlset(&app).await;
+    let xml = swept_urlset(&app).await;
     assert!(
-        xml.contains(
-            "<url><loc>https://blog.example.com/</loc>\
-         <lastmod>2024-04-02T00:00:00+00:00</lastmod><changefreq>daily</changefreq></url>"
-        ) && xml.contains("<lastmod>2024-06-01T00:00:00+00:00</lastmod>"),
+        xml.contains(HOME_OF_POSTS) && xml.contains("<lastmod>2024-06-01T00:00:00+00:00</lastmod>"),
         "{xml}"
     );
     assert!(
@@ -298,17 +290,8 @@ const WP_SITE: &str = "CREATE TABLE wp_posts (
     (1, 1, 'category', 0, 0), (2, 2, 'category', 0, 2), (3, 3, 'category', 2, 1);
   INSERT INTO wp_term_relationships (object_id, term_taxonomy_id) VALUES (1, 2), (7, 2), (7, 3);";
 
-/// The README's sites file with the four groups.
-fn readme_groups_file() -> String {
-    let readme = include_str!("../../README.md");
-    readme
-        .split("```toml\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("```").next())
-        .find(|block| block.contains("kind = \"news\""))
-        .expect("README.md has a sites file with a news group")
-        .to_string()
-}
+/// The host of the README's sites file with the four groups.
+const NEWS: &str = "news.example.com";
 
 #[tokio::test]
 async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart() {
@@ -329,7 +312,8 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
         .await;
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites.toml");
-    std::fs::write(&sites, readme_groups_file()).unwrap();
+    // The README's sites file with the four groups.
+    std::fs::write(&sites, readme_block("toml", "kind = \"news\"")).unwrap();
     let app = spawn_app(
         &db.url,
         &[
@@ -344,21 +328,13 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
     let get = |path: &'static str| {
         let app = &app;
         async move {
-            let resp = app.get_with(path, &[("host", "news.example.com")]).await;
-            assert_eq!(resp.status(), 200, "{path}");
-            let xml = gunzip(&resp.bytes().await.unwrap());
+            let xml = xml_as(app, NEWS, path).await;
             assert_valid(&xml, Schema::Urlset);
             String::from_utf8(xml).unwrap()
         }
     };
-    let index = app
-        .get_with("/sitemap_index.xml", &[("host", "news.example.com")])
-        .await
-        .text()
-        .await
-        .unwrap();
     assert_eq!(
-        locs(index.as_bytes()),
+        locs_as(&app, NEWS, "/sitemap_index.xml").await,
         [
             "https://news.example.com/sitemap-posts-1.xml.gz",
             "https://news.example.com/sitemap-pages-1.xml.gz",
@@ -462,11 +438,7 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
     // The home page lists the latest posts from now on: it joins the posts group, and the
     // former front page takes its own path. The categories' file does not change.
     let categories_etag = header(
-        &app.get_with(
-            "/sitemap-categories-1.xml.gz",
-            &[("host", "news.example.com")],
-        )
-        .await,
+        &get_as(&app, NEWS, "/sitemap-categories-1.xml.gz").await,
         "etag",
     )
     .to_string();
@@ -483,11 +455,7 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
     );
     assert_eq!(
         header(
-            &app.get_with(
-                "/sitemap-categories-1.xml.gz",
-                &[("host", "news.example.com")]
-            )
-            .await,
+            &get_as(&app, NEWS, "/sitemap-categories-1.xml.gz").await,
             "etag"
         ),
         categories_etag
@@ -525,8 +493,7 @@ async fn a_view_with_an_aggregate_column_is_checked_for_changes_again_and_again(
     }
     db.exec("UPDATE posts SET modified = '2024-03-01 00:00:00' WHERE id = 1")
         .await;
-    app.sweep().await;
-    let xml = urlset(&app).await;
+    let xml = swept_urlset(&app).await;
     assert!(
         xml.contains("<lastmod>2024-03-01T00:00:00+00:00</lastmod>"),
         "{xml}"

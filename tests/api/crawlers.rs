@@ -5,7 +5,6 @@ use crate::helpers::*;
 
 crate::on_each_database!(crawlers_are_counted_by_user_agent_and_files_behind_follow_changes,);
 
-const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 const BINGBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36";
 
 async fn get_as(app: &TestApp, agent: &str, path: &str, etag: Option<&str>) -> reqwest::Response {

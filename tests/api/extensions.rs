@@ -99,9 +99,7 @@ async fn extensions_are_written_and_their_namespaces_declared_only_where_used(ba
             .count(),
         30
     );
-    let skipped = |reason: &str| {
-        format!("sitemapd_entries_skipped{{reason=\"{reason}\",site=\"{BASE}\",group=\"\"}} 1")
-    };
+    let skipped = |reason: &str| format!("{} 1", skipped_metric(reason));
     let metrics = app.get("/metrics").await.text().await.unwrap();
     assert!(metrics.contains(&skipped("invalid_image")), "{metrics}");
     assert!(metrics.contains(&skipped("invalid_alternate")), "{metrics}");
@@ -242,17 +240,11 @@ async fn videos_are_written_and_a_row_without_what_google_requires_is_counted(ba
     assert_eq!(app.all_locs().await.len(), 3);
     let metrics = app.get("/metrics").await.text().await.unwrap();
     assert!(
-        metrics.contains(&format!(
-            "sitemapd_entries_skipped{{reason=\"invalid_video\",site=\"{BASE}\",group=\"\"}} 3"
-        )),
+        metrics.contains(&format!("{} 3", skipped_metric("invalid_video"))),
         "{metrics}"
     );
     // `check` counts them as rows of the videos table, not as entries left out.
-    let out = Sitemapd::new(["check"])
-        .env("DATABASE_URL", &db.url)
-        .env("SITEMAP_BASE_URL", BASE)
-        .output();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (_, stdout) = check(&db, &[]);
     assert!(stdout.contains("invalid_video"), "{stdout}");
     assert!(stdout.contains("entries served: 3"), "{stdout}");
 }

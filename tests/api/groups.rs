@@ -285,20 +285,6 @@ const PINNED_FILES: &[(&str, &str, usize)] = &[
     ("/robots.txt", "\"c6a2de6a32c122abe4e93319e0d6a730\"", 456),
 ];
 
-/// Runs `sitemapd serve` with `vars`; it must stop before listening, exit 2, and say in one
-/// line what is wrong, naming each of `named`.
-fn refused(vars: &[(&str, &str)], named: &[&str]) {
-    let mut all = vec![("SITEMAP_BASE_URL", "https://e.com")];
-    all.extend_from_slice(vars);
-    let out = Sitemapd::new(["serve"]).envs(&all).output();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{vars:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    for name in named {
-        assert!(stderr.contains(name), "{name} not in {stderr}");
-    }
-}
-
 #[test]
 fn bad_groups_stop_the_start_with_one_line() {
     refused(
@@ -370,10 +356,8 @@ async fn publisher_started(
     (dir, app)
 }
 
-/// `path` of www.example.com (the sites file routes by Host).
-async fn get_www(app: &TestApp, path: &str) -> reqwest::Response {
-    app.get_with(path, &[("host", "www.example.com")]).await
-}
+/// The host of the publisher's sites file (it routes by Host).
+const WWW: &str = "www.example.com";
 
 async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backend: Backend) {
     let db = TestDb::on(backend).await;
@@ -424,19 +408,14 @@ async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backe
     .await;
     let (_dir, app) = publisher(&db, &window.to_string()).await;
     app.sweep().await;
-    let index = get_www(&app, "/sitemap_index.xml")
-        .await
-        .text()
-        .await
-        .unwrap();
     assert_eq!(
-        locs(index.as_bytes()),
+        locs_as(&app, WWW, "/sitemap_index.xml").await,
         [
             "https://www.example.com/sitemap-pages-1.xml.gz",
             "https://www.example.com/sitemap-news-1.xml.gz"
         ]
     );
-    let listed = get_www(&app, "/sitemap-news-1.xml.gz").await;
+    let listed = get_as(&app, WWW, "/sitemap-news-1.xml.gz").await;
     let etag = header(&listed, "etag").to_string();
     let xml = gunzip(&listed.bytes().await.unwrap());
     // Valid against Google's sitemap-news.xsd.
@@ -466,21 +445,22 @@ async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backe
             "https://www.example.com/de/fusion"
         ]
     );
-    let metrics = get_www(&app, "/metrics").await.text().await.unwrap();
+    let metrics = get_as(&app, WWW, "/metrics").await.text().await.unwrap();
     assert!(
         metrics.contains(
             "sitemapd_entries_skipped{reason=\"invalid_news\",site=\"https://www.example.com/\",group=\"news\"} 1"
         ),
         "{metrics}"
     );
-    let pages_etag = header(&get_www(&app, "/sitemap-pages-1.xml.gz").await, "etag").to_string();
+    let pages_etag =
+        header(&get_as(&app, WWW, "/sitemap-pages-1.xml.gz").await, "etag").to_string();
 
     // Nothing is written to the database from here on: time alone takes the articles out, and
     // the file's validators change with its bytes.
     let aged = eventually(
         "the articles to leave the news file",
         || async {
-            let resp = get_www(&app, "/sitemap-news-1.xml.gz").await;
+            let resp = get_as(&app, WWW, "/sitemap-news-1.xml.gz").await;
             let etag = header(&resp, "etag").to_string();
             (etag, locs(&gunzip(&resp.bytes().await.unwrap())))
         },
@@ -497,7 +477,7 @@ async fn a_news_article_enters_and_then_ages_out_without_a_database_change(backe
         .await;
     assert_eq!(revalidated.status(), 200);
     assert_eq!(
-        header(&get_www(&app, "/sitemap-pages-1.xml.gz").await, "etag"),
+        header(&get_as(&app, WWW, "/sitemap-pages-1.xml.gz").await, "etag"),
         pages_etag
     );
 }
@@ -561,7 +541,7 @@ async fn a_restart_after_articles_aged_serves_what_the_window_holds_now(backend:
     .await;
     let window = 3;
     let (_dir, first) = publisher(&db, &window.to_string()).await;
-    let listed = get_www(&first, "/sitemap-news-1.xml.gz").await;
+    let listed = get_as(&first, WWW, "/sitemap-news-1.xml.gz").await;
     assert_eq!(locs(&gunzip(&listed.bytes().await.unwrap())).len(), 1);
     drop(first);
     // The stored file lists the article; let it age out while no service runs.
@@ -607,7 +587,7 @@ async fn a_restart_after_articles_aged_serves_what_the_window_holds_now(backend:
     let served = eventually(
         "the news file after the restart",
         || async {
-            let resp = get_www(&second, "/sitemap-news-1.xml.gz").await;
+            let resp = get_as(&second, WWW, "/sitemap-news-1.xml.gz").await;
             match resp.status().as_u16() {
                 200 => Some(gunzip(&resp.bytes().await.unwrap())),
                 _ => None,

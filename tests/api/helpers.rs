@@ -473,7 +473,6 @@ impl Row {
     }
 }
 
-/// `2024-05-01 12:00:00` (UTC) as a timestamp.
 /// `(id, loc, publication_date, title, language)` of a news source's row.
 pub type ArticleRow<'a> = (i64, &'a str, DateTime<Utc>, &'a str, Option<&'a str>);
 
@@ -506,6 +505,7 @@ impl VideoRow {
     }
 }
 
+/// `2024-05-01 12:00:00` (UTC) as a timestamp.
 pub fn utc(at: &str) -> DateTime<Utc> {
     chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S")
         .unwrap_or_else(|e| panic!("{at}: {e}"))
@@ -733,6 +733,85 @@ impl TestApp {
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum()
     }
+}
+
+/// `path` requested with `host` as its Host header (sitemapd routes by it).
+pub async fn get_as(app: &TestApp, host: &str, path: &str) -> reqwest::Response {
+    app.get_with(path, &[("host", host)]).await
+}
+
+/// Every `<loc>` of the XML document at `host` `path`, which must be found.
+pub async fn locs_as(app: &TestApp, host: &str, path: &str) -> Vec<String> {
+    locs(&xml_as(app, host, path).await)
+}
+
+/// The XML document at `host` `path` (gunzipped for `.gz`), which must be found.
+pub async fn xml_as(app: &TestApp, host: &str, path: &str) -> Vec<u8> {
+    let resp = get_as(app, host, path).await;
+    assert_eq!(resp.status(), 200, "{host}{path}");
+    let body = resp.bytes().await.unwrap();
+    if path.ends_with(".gz") {
+        gunzip(&body)
+    } else {
+        body.to_vec()
+    }
+}
+
+/// The text at `host` `path`, which must be found.
+pub async fn text_as(app: &TestApp, host: &str, path: &str) -> String {
+    let resp = get_as(app, host, path).await;
+    assert_eq!(resp.status(), 200, "{host}{path}");
+    resp.text().await.unwrap()
+}
+
+/// The text of the first ```` ```FENCE ```` code block of README.md that contains `needle`.
+pub fn readme_block(fence: &str, needle: &str) -> &'static str {
+    const README: &str = include_str!("../../README.md");
+    README
+        .split(&format!("```{fence}\n"))
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .find(|block| block.contains(needle))
+        .unwrap_or_else(|| panic!("README.md has no ```{fence} block with {needle}"))
+}
+
+/// A file holding `text` (a robots.txt template), removed when dropped.
+pub fn template_file(text: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    file
+}
+
+/// `sitemapd check` on `db` with `vars` besides: its exit code and what it printed.
+pub fn check(db: &TestDb, vars: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = Sitemapd::new(["check"])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .envs(vars)
+        .output();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Runs `sitemapd serve` with `vars`; it must stop before listening, exit 2, and say in one
+/// line what is wrong, naming each of `named`.
+pub fn refused(vars: &[(&str, &str)], named: &[&str]) {
+    let mut all = vec![("SITEMAP_BASE_URL", "https://e.com")];
+    all.extend_from_slice(vars);
+    let out = Sitemapd::new(["serve"]).envs(&all).output();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{vars:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for name in named {
+        assert!(stderr.contains(name), "{name} not in {stderr}");
+    }
+}
+
+/// The metric of the rows of the single-site default group ([`BASE`]) left out for `reason`.
+pub fn skipped_metric(reason: &str) -> String {
+    format!("sitemapd_entries_skipped{{reason=\"{reason}\",site=\"{BASE}\",group=\"\"}}")
 }
 
 /// Runs `sitemapd export` into a new directory with only these variables set; it must succeed.
@@ -1074,6 +1153,15 @@ pub async fn run_chromium(browser: &str, args: &[&str], url: &str) -> String {
     drop(profile);
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// The DOM of `url` once headless Chromium has rendered it.
+pub async fn dump_dom(browser: &str, url: &str) -> String {
+    run_chromium(browser, &["--dump-dom"], url).await
+}
+
+/// A Googlebot User-Agent, as Google's crawler sends it.
+pub const GOOGLEBOT: &str =
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 /// Where a test saves a screenshot: `target/screenshots/NAME` (or under CARGO_TARGET_DIR).
 pub fn screenshot_path(name: &str) -> std::path::PathBuf {

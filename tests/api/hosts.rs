@@ -70,32 +70,6 @@ async fn sites_with(
     }
 }
 
-async fn get_as(app: &TestApp, host: &str, path: &str) -> reqwest::Response {
-    app.get_with(path, &[("host", host)]).await
-}
-
-async fn locs_as(app: &TestApp, host: &str, path: &str) -> Vec<String> {
-    locs(&xml_as(app, host, path).await)
-}
-
-/// The XML document at `host` `path` (gunzipped for `.gz`), which must be found.
-async fn xml_as(app: &TestApp, host: &str, path: &str) -> Vec<u8> {
-    let resp = get_as(app, host, path).await;
-    assert_eq!(resp.status(), 200, "{host}{path}");
-    let body = resp.bytes().await.unwrap();
-    if path.ends_with(".gz") {
-        gunzip(&body)
-    } else {
-        body.to_vec()
-    }
-}
-
-async fn text_as(app: &TestApp, host: &str, path: &str) -> String {
-    let resp = get_as(app, host, path).await;
-    assert_eq!(resp.status(), 200, "{host}{path}");
-    resp.text().await.unwrap()
-}
-
 async fn status_as(app: &TestApp, host: &str, path: &str) -> u16 {
     get_as(app, host, path).await.status().as_u16()
 }
@@ -440,13 +414,7 @@ async fn a_bad_sites_file_stops_the_start_with_one_line_naming_it() {
 /// each site's index where its robots.txt will say.
 #[test]
 fn the_readme_s_cross_submission_sites_file_loads_as_printed() {
-    let readme = include_str!("../../README.md");
-    let toml = readme
-        .split("```toml\n")
-        .skip(1)
-        .filter_map(|block| block.split("```").next())
-        .find(|block| block.contains("sitemaps_url"))
-        .expect("README.md has a sites file with sitemaps_url");
+    let toml = readme_block("toml", "sitemaps_url");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sites.toml");
     std::fs::write(&path, toml).unwrap();

@@ -134,15 +134,20 @@ async fn record(
 const BASE: &str = "https://www.example.com/";
 const KEY: &str = "5f2b9c7e-test-key";
 
+/// The variables that turn IndexNow on with `key`, sending to `endpoint` every second.
+fn indexnow_vars<'a>(key: &'a str, endpoint: &'a str) -> [(&'static str, &'a str); 3] {
+    [
+        ("INDEXNOW_KEY", key),
+        ("INDEXNOW_ENDPOINT", endpoint),
+        ("INDEXNOW_INTERVAL_SECS", "1"),
+    ]
+}
+
 /// The service's configuration with IndexNow pointed at `receiver`, plus `extra` variables.
 fn config(receiver: &Receiver, extra: &[(&str, &str)]) -> Config {
     let endpoint = receiver.url("/indexnow");
-    let mut pairs = vec![
-        ("SITEMAP_BASE_URL", BASE),
-        ("INDEXNOW_KEY", KEY),
-        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
-        ("INDEXNOW_INTERVAL_SECS", "1"),
-    ];
+    let mut pairs = vec![("SITEMAP_BASE_URL", BASE)];
+    pairs.extend(indexnow_vars(KEY, &endpoint));
     pairs.extend_from_slice(extra);
     Config::from_vars(&Vars::from_pairs(pairs), &Defaults::default()).expect("test config")
 }
@@ -535,6 +540,32 @@ async fn nothing_configured_means_nothing_sent_and_no_error() {
 
 const SERVICE_KEY: &str = "5f2b9c7e0a1d4e3b";
 
+/// The service on `db_url` with IndexNow (key [`SERVICE_KEY`]) sending to `receiver`, plus
+/// `extra` variables.
+async fn indexnow_app(
+    db_url: &str,
+    receiver: &Receiver,
+    extra: &[(&str, &str)],
+) -> crate::helpers::TestApp {
+    let endpoint = receiver.url("/indexnow");
+    let mut vars = indexnow_vars(SERVICE_KEY, &endpoint).to_vec();
+    vars.extend_from_slice(extra);
+    crate::helpers::spawn_app(db_url, &vars).await
+}
+
+/// Rows of sitemap_entries with these `(id, loc)`, each last modified a day ago.
+fn dated_yesterday<S: AsRef<str>>(
+    rows: impl IntoIterator<Item = (i64, S)>,
+) -> Vec<crate::helpers::Row> {
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    rows.into_iter()
+        .map(|(id, loc)| crate::helpers::Row {
+            lastmod: Some(yesterday),
+            ..crate::helpers::Row::new(id, loc.as_ref())
+        })
+        .collect()
+}
+
 crate::on_each_database!(the_service_serves_its_key_and_submits_entries_changed_after_it_started);
 
 async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started(
@@ -544,21 +575,9 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
     let receiver = Receiver::start(&[]).await;
     let db = TestDb::on(backend).await;
     db.migrate().await;
-    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
-    let rows: Vec<Row> = (1..=5)
-        .map(|i| Row {
-            lastmod: Some(yesterday),
-            ..Row::new(i, &format!("/p/{i}"))
-        })
-        .collect();
-    db.insert_rows(&rows).await;
-    let endpoint = receiver.url("/indexnow");
-    let vars = [
-        ("INDEXNOW_KEY", SERVICE_KEY),
-        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
-        ("INDEXNOW_INTERVAL_SECS", "1"),
-    ];
-    let app = spawn_app(&db.url, &vars).await;
+    db.insert_rows(&dated_yesterday((1..=5).map(|i| (i, format!("/p/{i}")))))
+        .await;
+    let app = indexnow_app(&db.url, &receiver, &[]).await;
     let key_file = app.get(&format!("/{SERVICE_KEY}.txt")).await;
     assert_eq!(key_file.status(), 200);
     assert_eq!(
@@ -578,7 +597,7 @@ async fn the_service_serves_its_key_and_submits_entries_changed_after_it_started
     );
 
     // A second replica on the same database does not submit it again; a new entry is sent once.
-    let replica = spawn_app(&db.url, &vars).await;
+    let replica = indexnow_app(&db.url, &receiver, &[]).await;
     db.insert_rows(&[Row {
         lastmod: Some(chrono::Utc::now()),
         ..Row::new(6, "/p/6")
@@ -625,13 +644,7 @@ async fn deleted_entries_and_former_urls_are_submitted_too(backend: crate::helpe
     let db = TestDb::on(backend).await;
     db.migrate().await;
     db.insert(&[(1, "/a"), (2, "/b"), (3, "/c")]).await;
-    let endpoint = receiver.url("/indexnow");
-    let vars = [
-        ("INDEXNOW_KEY", SERVICE_KEY),
-        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
-        ("INDEXNOW_INTERVAL_SECS", "1"),
-    ];
-    let app = spawn_app(&db.url, &vars).await;
+    let app = indexnow_app(&db.url, &receiver, &[]).await;
     db.exec("DELETE FROM sitemap_entries WHERE id = 2").await;
     db.exec("UPDATE sitemap_entries SET loc = '/c-renamed' WHERE id = 3")
         .await;
@@ -667,42 +680,18 @@ async fn entries_robots_txt_leaves_out_after_its_rules_change_are_submitted(
     let receiver = Receiver::start(&[]).await;
     let db = TestDb::on(backend).await;
     db.migrate().await;
-    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
-    let rows: Vec<Row> = [(1, "/a"), (2, "/private/b"), (3, "/private/c")]
-        .iter()
-        .map(|(id, loc)| Row {
-            lastmod: Some(yesterday),
-            ..Row::new(*id, loc)
-        })
-        .collect();
-    db.insert_rows(&rows).await;
-    let before = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(before.path(), "User-agent: *\nDisallow: /admin/\n").unwrap();
-    let after = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        after.path(),
-        "User-agent: *\nDisallow: /admin/\nDisallow: /private/\n",
-    )
-    .unwrap();
-    let endpoint = receiver.url("/indexnow");
-    let vars = |template: &tempfile::NamedTempFile| {
-        vec![
-            ("INDEXNOW_KEY", SERVICE_KEY.to_string()),
-            ("INDEXNOW_ENDPOINT", endpoint.clone()),
-            ("INDEXNOW_INTERVAL_SECS", "1".to_string()),
-            (
-                "ROBOTS_TEMPLATE",
-                template.path().to_str().unwrap().to_string(),
-            ),
-        ]
-    };
-    let start = |template| {
-        let vars = vars(template);
-        let db_url = db.url.clone();
-        async move {
-            let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            spawn_app(&db_url, &vars).await
-        }
+    db.insert_rows(&dated_yesterday([
+        (1, "/a"),
+        (2, "/private/b"),
+        (3, "/private/c"),
+    ]))
+    .await;
+    let before = template_file("User-agent: *\nDisallow: /admin/\n");
+    let after = template_file("User-agent: *\nDisallow: /admin/\nDisallow: /private/\n");
+    let start = |template: &tempfile::NamedTempFile| {
+        let robots = template.path().to_str().unwrap().to_string();
+        let (db_url, receiver) = (&db.url, &receiver);
+        async move { indexnow_app(db_url, receiver, &[("ROBOTS_TEMPLATE", &robots)]).await }
     };
     let app = start(&before).await;
     app.sweep().await;
@@ -754,15 +743,15 @@ async fn a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had
            NULL AS priority FROM pages WHERE visible = 1;",
     )
     .await;
-    let endpoint = receiver.url("/indexnow");
-    let vars = [
-        ("SITEMAP_SOURCE", "sitemap_pages"),
-        ("SITEMAP_PAGE_SIZE", "2"),
-        ("INDEXNOW_KEY", SERVICE_KEY),
-        ("INDEXNOW_ENDPOINT", endpoint.as_str()),
-        ("INDEXNOW_INTERVAL_SECS", "1"),
-    ];
-    let app = spawn_app(&db.url, &vars).await;
+    let app = indexnow_app(
+        &db.url,
+        &receiver,
+        &[
+            ("SITEMAP_SOURCE", "sitemap_pages"),
+            ("SITEMAP_PAGE_SIZE", "2"),
+        ],
+    )
+    .await;
     app.sweep().await;
     db.exec(
         "UPDATE pages SET visible = 0 WHERE id = 2;

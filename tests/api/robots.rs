@@ -8,12 +8,6 @@ crate::on_each_database!(
     check_counts_served_and_skipped_and_fails_on_problems,
 );
 
-fn template_file(text: &str) -> tempfile::NamedTempFile {
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    file
-}
-
 const TEMPLATE: &str = "User-agent: *\nDisallow: /admin/\nDisallow: /*.pdf$\nAllow: /admin/public\n\nUser-agent: Googlebot\nDisallow: /nogoogle/\n\nSitemap: {{ sitemap_index_url }}\n";
 
 async fn site_with_rows(

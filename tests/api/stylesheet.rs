@@ -108,10 +108,6 @@ async fn under_a_mount_path_the_stylesheet_lives_there_too() {
     );
 }
 
-async fn dump_dom(browser: &str, url: &str) -> String {
-    run_chromium(browser, &["--dump-dom"], url).await
-}
-
 /// `(href, text)` of every link to a sitemap entry, in document order, text unescaped.
 fn links(dom: &str) -> Vec<(String, String)> {
     dom.split("<a class=\"loc\" href=\"")
