@@ -17,6 +17,8 @@ FRONT=nginx
 STATIC_STATUS=418
 # shellcheck source=lib/front-check.sh
 . "$ROOT/scripts/lib/front-check.sh"
+# shellcheck source=lib/nginx.sh
+. "$ROOT/scripts/lib/nginx.sh"
 
 # ---------------------------------------------------------------- tools
 
@@ -25,33 +27,7 @@ say "using $("$NGINX" -v 2>&1)"
 
 # ---------------------------------------------------------------- nginx
 
-NG=$TMP/nginx
-mkdir -p "$NG/conf/snippets" "$NG/logs" "$NG/tmp"
-chmod -R 755 "$NG"
-# The shipped files, as they are, at the paths the shipped include lines name.
-ln -s "$ROOT/deploy/nginx/sitemapd-locations.conf" "$NG/conf/snippets/sitemapd-locations.conf"
-ln -s "$ROOT/deploy/nginx/sitemapd-proxy.conf" "$NG/conf/snippets/sitemapd-proxy.conf"
-ln -s "$ROOT/deploy/nginx/sitemapd-staging.conf" "$NG/conf/snippets/sitemapd-staging.conf"
-
-common_main() {
-  cat <<EOF
-worker_processes 1;
-pid $NG/nginx.pid;
-error_log $NG/logs/error.log info;
-events { worker_connections 256; }
-EOF
-}
-common_http() {
-  cat <<EOF
-    access_log $NG/logs/access.log;
-    client_body_temp_path $NG/tmp/body;
-    proxy_temp_path $NG/tmp/proxy;
-    fastcgi_temp_path $NG/tmp/fastcgi;
-    uwsgi_temp_path $NG/tmp/uwsgi;
-    scgi_temp_path $NG/tmp/scgi;
-    default_type application/octet-stream;
-EOF
-}
+nginx_prefix "$TMP/nginx" sitemapd-locations.conf sitemapd-proxy.conf sitemapd-staging.conf
 
 # site_server PORT [INCLUDE]: the test site's server block, with an extra include (staging).
 site_server() {
@@ -81,10 +57,10 @@ EOF
 }
 
 {
-  common_main
+  nginx_main
   echo "daemon off;"
   echo "http {"
-  common_http
+  nginx_http
   cat <<EOF
     # What a PHP site often has server-wide; the sitemapd locations must override it.
     gzip on;
@@ -93,12 +69,9 @@ EOF
     gzip_types text/plain application/xml application/gzip;
     expires 30d;
 
-    upstream sitemapd {
-        server 127.0.0.1:$SP;
-        keepalive 4;
-    }
-
 EOF
+  nginx_upstream "$SP"
+  echo
   site_server "$FP"
   site_server "$SG" snippets/sitemapd-staging.conf
   echo "}"
@@ -107,26 +80,20 @@ EOF
 # The example site (deploy/nginx/sitemapd.conf) verbatim, syntax only: nginx -t binds nothing.
 printf 'fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n' >"$NG/conf/snippets/fastcgi-php.conf"
 {
-  common_main
+  nginx_main
   echo "http {"
-  common_http
+  nginx_http
   echo "    include $ROOT/deploy/nginx/sitemapd.conf;"
   echo "}"
 } >"$NG/conf/example.conf"
-if timeout 30 "$NGINX" -t -q -p "$NG/" -e "$NG/logs/error.log" -c conf/example.conf 2>"$TMP/example-t.err"; then
-  pass "nginx -t accepts the example site deploy/nginx/sitemapd.conf"
-else
-  cat "$TMP/example-t.err" >&2
-  fail "nginx -t accepts the example site deploy/nginx/sitemapd.conf"
-fi
+check "nginx -t accepts the example site deploy/nginx/sitemapd.conf" nginx_t example.conf
 
-if timeout 30 "$NGINX" -t -q -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf 2>"$TMP/nginx-t.err"; then
+if nginx_t nginx.conf; then
   pass "nginx -t accepts the test server including sitemapd-locations.conf"
 else
-  cat "$TMP/nginx-t.err" >&2
   abort "nginx -t accepts the test server including sitemapd-locations.conf"
 fi
-FRONT_LOG=$NG/logs/error.log start_front "$NGINX" -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf
+FRONT_LOG=$NG/logs/error.log start_front "$NGINX" "${NGINX_OPTS[@]}" -c conf/nginx.conf
 
 # ---------------------------------------------------------------- checks
 

@@ -35,6 +35,8 @@ FRONT=wordpress
 
 # shellcheck source=lib/checks.sh
 . "$ROOT/scripts/lib/checks.sh"
+# shellcheck source=lib/nginx.sh
+. "$ROOT/scripts/lib/nginx.sh"
 
 # ---------------------------------------------------------------- temp dir, processes, databases
 
@@ -73,31 +75,10 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------- tools
 
-apt_install() { # apt_install PACKAGE...: without recommends, without starting services
-  command -v apt-get >/dev/null || return 1
-  say "installing $* with apt-get"
-  if [ -z "${APT_UPDATED:-}" ]; then
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
-    APT_UPDATED=1
-  fi
-  as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 900 \
-    apt-get install -y -qq --no-install-recommends "$@" >"$TMP/apt.log" 2>&1 || {
-    tail -n 5 "$TMP/apt.log" >&2
-    return 1
-  }
-}
-sbin() { # sbin NAME...: the first of these programs found (in PATH or /usr/sbin)
-  local n
-  for n in "$@"; do
-    command -v "$n" 2>/dev/null && return 0
-    [ -x "/usr/sbin/$n" ] && echo "/usr/sbin/$n" && return 0
-  done
-  return 1
-}
 php_fpm() { # the php-fpm binary (Debian names it php-fpmX.Y)
   local versioned
   versioned=$(find /usr/sbin -maxdepth 1 -name 'php-fpm[0-9]*' 2>/dev/null | sort -V | tail -n 1)
-  sbin php-fpm ${versioned:+"$versioned"}
+  find_bin php-fpm ${versioned:+"$versioned"}
 }
 php_has() { command -v php >/dev/null && php -r "exit($1 ? 0 : 1);"; }
 php_has_mysqli() { php_has 'function_exists("mysqli_connect")'; }
@@ -106,7 +87,7 @@ php_has_xml() { php_has 'class_exists("SimpleXMLElement")'; } # WordPress's core
 # The web server and PHP first: with them installed, `wordpress` (which depends on
 # "apache2 | httpd" and "libapache2-mod-php | php") does not pull in Apache.
 missing=()
-sbin nginx >/dev/null || missing+=(nginx-light)
+find_bin nginx >/dev/null || missing+=(nginx-light)
 php_fpm >/dev/null || missing+=(php-fpm)
 command -v php >/dev/null || missing+=(php-cli)
 php_has_mysqli || missing+=(php-mysql)
@@ -120,28 +101,19 @@ if [ ! -f /usr/share/wordpress/wp-settings.php ] || [ ! -d /usr/share/wordpress/
   apt_install php wordpress wordpress-theme-twentytwentythree ||
     abort "could not install wordpress (apt-get install --no-install-recommends php wordpress wordpress-theme-twentytwentythree)"
 fi
-NGINX=$(sbin nginx) || abort "nginx is missing (apt-get install nginx-light)"
+NGINX=$(find_bin nginx) || abort "nginx is missing (apt-get install nginx-light)"
 FPM=$(php_fpm) || abort "php-fpm is missing (apt-get install php-fpm)"
 php_has_mysqli || abort "PHP's mysqli is missing (apt-get install php-mysql)"
 php_has_xml || abort "PHP's SimpleXML is missing (apt-get install php-xml)"
 command -v mysql >/dev/null || abort "the mysql client is missing (apt-get install mariadb-client)"
-command -v curl >/dev/null || abort "curl is needed"
-command -v gzip >/dev/null || abort "gzip is needed"
+need curl gzip
 echo 'SELECT 1' | sql >/dev/null 2>&1 ||
   abort "no MariaDB/MySQL server answers on $MYSQL_HOST:$MYSQL_PORT as root without a password (Debian: apt-get install mariadb-server, then start it)"
 say "using $("$NGINX" -v 2>&1), $("$FPM" -v | head -n 1), WordPress $(sed -n "s/^\$wp_version = '\(.*\)';/\1/p" /usr/share/wordpress/wp-includes/version.php), $(echo 'SELECT VERSION()' | sql)"
 
 # sitemapd: a copy, so that a build during the run cannot swap the binary.
-if [ -n "${SITEMAPD_BIN:-}" ]; then
-  SRC_BIN=$SITEMAPD_BIN
-else
-  SRC_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
-  if [ ! -x "$SRC_BIN" ]; then
-    say "cargo build --release"
-    timeout 1800 cargo build --release --quiet || abort "cargo build --release"
-  fi
-fi
-[ -x "$SRC_BIN" ] || abort "no sitemapd binary at $SRC_BIN"
+sitemapd_bin missing
+SRC_BIN=$BIN
 BIN=$TMP/sitemapd-bin
 cp "$SRC_BIN" "$BIN" || abort "copy $SRC_BIN"
 
@@ -152,8 +124,6 @@ FP=$(free_port "$SP") || abort "no free port for nginx"
 SITE=http://127.0.0.1:$FP
 DIRECT=http://127.0.0.1:$SP
 say "WordPress and sitemapd behind nginx on $SITE, sitemapd on $DIRECT, files in $TMP"
-
-status_of() { "${CURL[@]}" -o /dev/null -w '%{http_code}' "$1" 2>/dev/null || echo 000; }
 
 # ---------------------------------------------------------------- databases
 
@@ -265,12 +235,7 @@ done
 
 # ---------------------------------------------------------------- nginx
 
-NG=$TMP/nginx
-mkdir -p "$NG/conf/snippets" "$NG/logs" "$NG/tmp"
-chmod -R 755 "$NG"
-# The shipped files, as they are, at the paths the shipped include lines name.
-ln -s "$ROOT/deploy/nginx/sitemapd-locations.conf" "$NG/conf/snippets/sitemapd-locations.conf"
-ln -s "$ROOT/deploy/nginx/sitemapd-proxy.conf" "$NG/conf/snippets/sitemapd-proxy.conf"
+nginx_prefix "$TMP/nginx" sitemapd-locations.conf sitemapd-proxy.conf
 cat >"$NG/conf/fastcgi_params" <<'EOF'
 fastcgi_param QUERY_STRING $query_string;
 fastcgi_param REQUEST_METHOD $request_method;
@@ -291,27 +256,18 @@ fastcgi_param SERVER_PORT $server_port;
 fastcgi_param SERVER_NAME $server_name;
 fastcgi_param REDIRECT_STATUS 200;
 EOF
-cat >"$NG/conf/nginx.conf" <<EOF
-worker_processes 1;
-pid $NG/nginx.pid;
-error_log $NG/logs/error.log info;
-daemon off;
-events { worker_connections 256; }
-http {
-    access_log $NG/logs/access.log;
-    client_body_temp_path $NG/tmp/body;
-    proxy_temp_path $NG/tmp/proxy;
-    fastcgi_temp_path $NG/tmp/fastcgi;
-    uwsgi_temp_path $NG/tmp/uwsgi;
-    scgi_temp_path $NG/tmp/scgi;
-    default_type application/octet-stream;
+{
+  nginx_main
+  echo "daemon off;"
+  echo "http {"
+  nginx_http
+  cat <<EOF
     gzip on;
     gzip_types text/plain text/css application/javascript application/json application/xml text/xml;
 
-    upstream sitemapd {
-        server 127.0.0.1:$SP;
-        keepalive 4;
-    }
+EOF
+  nginx_upstream "$SP"
+  cat <<EOF
 
     server {
         listen 127.0.0.1:$FP;
@@ -336,11 +292,9 @@ http {
     }
 }
 EOF
-if ! timeout 30 "$NGINX" -t -q -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf 2>"$TMP/nginx-t.err"; then
-  cat "$TMP/nginx-t.err" >&2
-  abort "nginx -t accepts the WordPress server including sitemapd-locations.conf"
-fi
-"$NGINX" -p "$NG/" -e "$NG/logs/error.log" -c conf/nginx.conf >"$TMP/nginx.out" 2>&1 &
+} >"$NG/conf/nginx.conf"
+nginx_t nginx.conf || abort "nginx -t accepts the WordPress server including sitemapd-locations.conf"
+"$NGINX" "${NGINX_OPTS[@]}" -c conf/nginx.conf >"$TMP/nginx.out" 2>&1 &
 NGINX_PID=$!
 if wait_http "$SITE/wp-sitemap.xml" 20 "$NGINX_PID"; then
   pass "WordPress answers through nginx and php-fpm on $SITE (/wp-sitemap.xml 200)"
@@ -408,63 +362,66 @@ urlset_pairs() {
 }
 index_locs() { tr -d '\r\n' <"$1" | grep -o '<loc>[^<]*</loc>' | sed -e 's#</\?loc>##g' -e 's/&amp;/\&/g'; }
 
-# read_sitemapd DIR: DIR/pairs (loc, lastmod of every URL sitemapd lists, through nginx)
-read_sitemapd() {
-  local dir=$1 s f n=0
-  mkdir -p "$dir"
-  : >"$dir/pairs"
-  s=$("${CURL[@]}" -o "$dir/index.xml" -w '%{http_code}' "$SITE/sitemap_index.xml" 2>/dev/null)
+# read_index DIR URL EXT HANDLER: fetches the sitemap index at URL (through nginx) to
+# DIR/index.xml, then each file it lists, the Nth to DIR/fileN.EXT, and runs HANDLER DIR FILE LOC
+# on each (FILE being DIR/fileN, without .EXT; LOC the URL of the file). Prints what did not
+# answer 200 and fails at the first.
+read_index() {
+  local dir=$1 url=$2 ext=$3 handler=$4 s f n=0
+  s=$("${CURL[@]}" -o "$dir/index.xml" -w '%{http_code}' "$url" 2>/dev/null)
   [ "$s" = 200 ] || {
-    echo "sitemap_index.xml: $s"
+    echo "${url##*/}: $s"
     return 1
   }
   for f in $(index_locs "$dir/index.xml"); do
     n=$((n + 1))
-    s=$("${CURL[@]}" -o "$dir/file$n.gz" -w '%{http_code}' "$f" 2>/dev/null)
+    s=$("${CURL[@]}" -o "$dir/file$n.$ext" -w '%{http_code}' "$f" 2>/dev/null)
     [ "$s" = 200 ] || {
       echo "$f: $s"
       return 1
     }
-    gzip -dc <"$dir/file$n.gz" >"$dir/file$n.xml" 2>/dev/null || cp "$dir/file$n.gz" "$dir/file$n.xml"
-    urlset_pairs "$dir/file$n.xml" >>"$dir/pairs"
+    "$handler" "$dir" "$dir/file$n" "$f"
   done
+}
+
+# read_sitemapd DIR: DIR/pairs (loc, lastmod of every URL sitemapd lists, through nginx)
+read_sitemapd() {
+  local dir=$1
+  mkdir -p "$dir"
+  : >"$dir/pairs"
+  read_index "$dir" "$SITE/sitemap_index.xml" gz sitemapd_file || return 1
   sort -o "$dir/pairs" "$dir/pairs"
   cut -f1 "$dir/pairs" >"$dir/locs"
+}
+sitemapd_file() { # sitemapd_file DIR FILE LOC: FILE.gz (gzipped or not) to FILE.xml, its URLs to DIR/pairs
+  gzip -dc <"$2.gz" >"$2.xml" 2>/dev/null || cp "$2.gz" "$2.xml"
+  urlset_pairs "$2.xml" >>"$1/pairs"
 }
 
 # read_wordpress DIR: what WordPress's core sitemaps list: DIR/post, DIR/page, DIR/category (the
 # URLs of each kind), DIR/other ("sitemap-file URL-count" of the rest)
 read_wordpress() {
-  local dir=$1 s f n=0 kind
+  local dir=$1
   mkdir -p "$dir"
   : >"$dir/post"
   : >"$dir/page"
   : >"$dir/category"
   : >"$dir/other"
-  s=$("${CURL[@]}" -o "$dir/index.xml" -w '%{http_code}' "$SITE/wp-sitemap.xml" 2>/dev/null)
-  [ "$s" = 200 ] || {
-    echo "wp-sitemap.xml: $s"
-    return 1
-  }
-  for f in $(index_locs "$dir/index.xml"); do
-    n=$((n + 1))
-    s=$("${CURL[@]}" -o "$dir/file$n.xml" -w '%{http_code}' "$f" 2>/dev/null)
-    [ "$s" = 200 ] || {
-      echo "$f: $s"
-      return 1
-    }
-    case $f in
-      */wp-sitemap-posts-post-*.xml) kind=post ;;
-      */wp-sitemap-posts-page-*.xml) kind=page ;;
-      */wp-sitemap-taxonomies-category-*.xml) kind=category ;;
-      *) kind= ;;
-    esac
-    if [ -n "$kind" ]; then
-      urlset_pairs "$dir/file$n.xml" | cut -f1 >>"$dir/$kind"
-    else
-      echo "${f##*/} $(urlset_pairs "$dir/file$n.xml" | wc -l)" >>"$dir/other"
-    fi
-  done
+  read_index "$dir" "$SITE/wp-sitemap.xml" xml wordpress_file
+}
+wordpress_file() { # wordpress_file DIR FILE LOC: the URLs of FILE.xml to DIR/KIND, or counted in DIR/other
+  local dir=$1 file=$2.xml f=$3 kind
+  case $f in
+    */wp-sitemap-posts-post-*.xml) kind=post ;;
+    */wp-sitemap-posts-page-*.xml) kind=page ;;
+    */wp-sitemap-taxonomies-category-*.xml) kind=category ;;
+    *) kind= ;;
+  esac
+  if [ -n "$kind" ]; then
+    urlset_pairs "$file" | cut -f1 >>"$dir/$kind"
+  else
+    echo "${f##*/} $(urlset_pairs "$file" | wc -l)" >>"$dir/other"
+  fi
 }
 
 # agree DIR KIND...: sitemapd lists what WordPress's core sitemaps list of these kinds (post,

@@ -1,7 +1,8 @@
 # scripts/lib/checks.sh: what every check script shares (the front checks through
-# scripts/lib/front-check.sh, and scripts/wordpress-check.sh): PASS/FAIL bookkeeping, stopping
-# the processes started here by PID, free loopback ports, and waiting for a URL. The caller sets
-# FRONT (its name, for messages) before sourcing it.
+# scripts/lib/front-check.sh, and scripts/wordpress-check.sh): PASS/FAIL bookkeeping, finding
+# and installing the tools, the sitemapd binary, stopping the processes started here by PID,
+# free loopback ports, and waiting for a URL. The caller sets FRONT (its name, for messages) and
+# ROOT (the checkout) before sourcing it, and TMP (its temporary directory) before installing.
 
 say() { printf '%s-check: %s\n' "$FRONT" "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
@@ -21,6 +22,54 @@ abort() { # a step the checks cannot go on without
   summary
   exit 1
 }
+
+# ---------------------------------------------------------------- tools
+
+find_bin() { # find_bin NAME...: the path of the first of these programs found (in PATH or /usr/sbin)
+  local n
+  for n in "$@"; do
+    command -v "$n" 2>/dev/null && return 0
+    [ -x "/usr/sbin/$n" ] && echo "/usr/sbin/$n" && return 0
+  done
+  return 1
+}
+apt_install() { # apt_install PACKAGE...: with apt-get, without recommends, without starting services
+  command -v apt-get >/dev/null || return 1
+  say "installing $* with apt-get"
+  if [ -z "${APT_UPDATED:-}" ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 900 \
+    apt-get install -y -qq --no-install-recommends "$@" >"$TMP/apt.log" 2>&1 || {
+    tail -n 5 "$TMP/apt.log" >&2
+    return 1
+  }
+}
+need() { # need PROGRAM...: aborts unless each is in PATH
+  local n
+  for n in "$@"; do
+    command -v "$n" >/dev/null || abort "$n is needed"
+  done
+}
+
+# sitemapd_bin always|missing: sets BIN to the sitemapd binary, SITEMAPD_BIN when set, otherwise
+# target/release/sitemapd, built with cargo first (always, or only when it is missing); aborts
+# when there is none.
+sitemapd_bin() {
+  if [ -n "${SITEMAPD_BIN:-}" ]; then
+    BIN=$SITEMAPD_BIN
+  else
+    BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
+    if [ "$1" = always ] || [ ! -x "$BIN" ]; then
+      say "cargo build --release"
+      timeout 1800 cargo build --release --quiet || abort "cargo build --release"
+    fi
+  fi
+  [ -x "$BIN" ] || abort "no sitemapd binary at $BIN"
+}
+
+# ---------------------------------------------------------------- processes, ports, URLs
 
 stop_pid() { # stop_pid PID: TERM, up to 10 s, then KILL; only the processes started here
   local pid=$1

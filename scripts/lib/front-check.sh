@@ -35,32 +35,17 @@ trap 'exit 143' TERM
 # the first of the Debian PACKAGEs that installs with apt-get when it is missing (without starting
 # its service); fails when there is none.
 find_server() {
-  local name=$1 package path
+  local name=$1 package
   shift
-  path=$(command -v "$name" || { [ -x "/usr/sbin/$name" ] && echo "/usr/sbin/$name"; })
-  if [ -z "$path" ] && command -v apt-get >/dev/null; then
-    say "$name missing: installing it with apt-get"
-    as_root env DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq >/dev/null
-    for package in "$@"; do
-      as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 timeout 600 \
-        apt-get install -y -qq --no-install-recommends "$package" >/dev/null 2>&1 && break
-    done
-    path=$(command -v "$name" || { [ -x "/usr/sbin/$name" ] && echo "/usr/sbin/$name"; })
-  fi
-  [ -n "$path" ] && echo "$path"
+  find_bin "$name" && return 0
+  for package in "$@"; do
+    apt_install "$package" && break
+  done
+  find_bin "$name"
 }
 
-command -v curl >/dev/null || abort "curl is needed"
-command -v gzip >/dev/null || abort "gzip is needed"
-
-if [ -n "${SITEMAPD_BIN:-}" ]; then
-  BIN=$SITEMAPD_BIN
-else
-  say "cargo build --release"
-  timeout 1800 cargo build --release --quiet || abort "cargo build --release"
-  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sitemapd
-fi
-[ -x "$BIN" ] || abort "no sitemapd binary at $BIN"
+need curl gzip
+sitemapd_bin always
 
 # ---------------------------------------------------------------- ports
 
