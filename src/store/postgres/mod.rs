@@ -93,7 +93,7 @@ impl Dialect for Postgres {
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
-            lastmod: row.try_get("lastmod").ok().flatten(),
+            lastmod: Self::read_time(row, "lastmod"),
             changefreq: row.try_get("changefreq").ok().flatten(),
             priority: row.try_get("priority").ok().flatten(),
             ..RawEntry::default()
