@@ -17,6 +17,9 @@ use crate::http::{self, App};
 use crate::metrics::Metrics;
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
+use crate::site::fingerprint::{
+    site_groups_fingerprint, ByteSettings, IndexedGroup, NamedGroup, RobotsRules,
+};
 use crate::site::{Group, GroupSettings, News, Site};
 use crate::sitemap::{DocumentStyle, EntryRules};
 use crate::store::{Store, StoreError, Watch};
@@ -131,7 +134,7 @@ impl Service {
         for site in &config.sites {
             prepared.push((site, served_robots(config, site)?));
         }
-        let store = Store::connect(config).await?;
+        let store = Store::connect(&config.database()).await?;
         store.migrate().await?;
         for (source, watch) in watch_sources(&store, config).await {
             match watch {
@@ -154,6 +157,8 @@ impl Service {
                     store.for_source(&group_config.source),
                     Utc::now().timestamp(),
                 );
+                // Before any sweep of any site: no site clears removed URLs another reads.
+                crate::sweep::register_removed_reader(&group, &notifier).await;
                 let sweeper = Sweeper::open(
                     group.clone(),
                     stale,
@@ -272,28 +277,34 @@ pub fn group_settings(
             window_secs: config.news_window.as_secs() as i64,
         }),
     };
-    // The unnamed group's settings read as they did before groups, so its files stay current.
-    let mut described = format!(
-        "{} {} {} {} {} {:?} {:?}\n{}",
-        env!("CARGO_PKG_VERSION"),
-        site.base_url.as_str(),
-        site.sitemaps_url.as_str(),
+    let robots_rules = RobotsRules {
+        check_agents: &config.check_agents,
+        rules_text: &robots.rules_text,
+    };
+    let settings = ByteSettings {
+        base_url: site.base_url.as_str(),
+        files_url: site.sitemaps_url.as_str(),
         page_size,
-        config.stylesheet,
-        config.check_agents,
-        group.source,
-        robots.rules_text
-    );
-    if let Some(name) = &group.name {
-        described.push_str(&format!(
-            "\ngroup {name} {news:?} extensions={}",
-            group.extensions
-        ));
+        stylesheet: config.stylesheet,
+        robots: robots_rules,
+        source: &group.source,
+        named: group.name.as_deref().map(|name| NamedGroup {
+            name,
+            news: news.as_ref().map(|news| {
+                (
+                    news.publication.name.as_str(),
+                    news.publication.language.as_str(),
+                    news.window_secs,
+                )
+            }),
+            extensions: group.extensions,
+        }),
     }
+    .fingerprint();
     GroupSettings {
         name: group.name.clone(),
         news,
-        settings: crate::sitemap::Fingerprint::of(described.as_bytes()),
+        settings,
         rules: entry_rules(config, site, robots),
         style: DocumentStyle {
             stylesheet: config
@@ -311,16 +322,25 @@ pub fn group_settings(
         source: group.source.clone(),
         extensions: group.extensions,
         site_groups: group.name.is_some().then(|| {
-            let groups: Vec<_> = site
-                .groups
-                .iter()
-                .map(|g| (&g.name, &g.source, &g.kind))
-                .collect();
-            crate::sitemap::Fingerprint::of(format!("{groups:?}").as_bytes())
+            let groups: Vec<IndexedGroup> = site.groups.iter().map(indexed_group).collect();
+            site_groups_fingerprint(&groups)
         }),
         robots_body: Bytes::from(robots.body.clone()),
-        robots_rules: crate::sitemap::Fingerprint::of(
-            format!("{:?}\n{}", config.check_agents, robots.rules_text).as_bytes(),
-        ),
+        robots_rules: robots_rules.fingerprint(),
+    }
+}
+
+/// A group as the site's index dates the site's groups.
+fn indexed_group(group: &GroupConfig) -> IndexedGroup<'_> {
+    IndexedGroup {
+        name: group.name.as_deref(),
+        source: &group.source,
+        kind: match &group.kind {
+            GroupKind::Urls => ("urls", None),
+            GroupKind::News(publication) => (
+                "news",
+                Some((publication.name.as_str(), publication.language.as_str())),
+            ),
+        },
     }
 }

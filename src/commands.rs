@@ -22,7 +22,7 @@ const EXAMPLES_PER_REASON: usize = 5;
 const PROGRESS_AFTER: Duration = Duration::from_secs(2);
 
 pub async fn migrate(config: &Config) -> Result<i32, StartError> {
-    let store = Store::connect(config).await?;
+    let store = Store::connect(&config.database()).await?;
     store.migrate().await?;
     println!("migrations applied to {}", config.database_url);
     for (source, watch) in app::watch_sources(&store, config).await {
@@ -53,7 +53,7 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
     };
     println!("robots.txt: valid");
-    let store = Store::connect(config).await?;
+    let store = Store::connect(&config.database()).await?;
     let mut worst = 0;
     for group_config in &site.groups {
         if let Some(name) = &group_config.name {
@@ -309,7 +309,7 @@ pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
     let site = config.first_site();
     let robots = app::served_robots(config, site)?;
     let rules = app::entry_rules(config, site, &robots);
-    let store = Store::connect(config).await?;
+    let store = Store::connect(&config.database()).await?;
     store.migrate().await?;
     let mut progress = Progress::new("entries imported");
     let report = import::run(&store, rules, Input::from_arg(file), |written| {

@@ -17,7 +17,7 @@ pub fn defaults() -> Defaults {
 
 /// Creates and fills the demo database unless it already holds entries.
 pub async fn prepare(config: &Config) -> Result<(), StartError> {
-    let store = Store::connect(config).await?;
+    let store = Store::connect(&config.database()).await?;
     store.migrate().await?;
     let Store::Sqlite(sqlite) = &store else {
         tracing::info!("demo on a non-SQLite database: using its entries as they are");

@@ -13,9 +13,9 @@ use std::borrow::Cow;
 use chrono::{DateTime, Datelike, Utc};
 use quick_xml::escape::escape;
 
-use crate::config::BaseUrl;
 use crate::sitemap::entry::w3c_datetime;
 use crate::sitemap::loc::is_xml_char;
+use crate::sitemap::BaseUrl;
 use crate::sitemap::Loc;
 
 pub const ATOM_FILE: &str = "feed.atom";

@@ -6,16 +6,19 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::config::MAX_URLS_PER_FILE;
 use crate::crawlers::{Crawler, DayCount, Ledger};
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{page_file_name, Group, Readiness, Site};
+use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 
-/// A file past this share of a limit is reported: it is about to split.
+/// A file past this share of its bytes, or an index past this share of the files it may list, is
+/// reported. A file full of URLs is not: that is how every file of a large site looks.
 const NEAR_LIMIT: f64 = 0.9;
+/// Most sitemap files one index may list (the protocol's limit).
+const MAX_FILES_PER_INDEX: usize = 50_000;
 /// Files a crawler is behind on, listed by name (the count is always whole).
 const BEHIND_LISTED: usize = 20;
 
@@ -141,12 +144,39 @@ impl Status {
 }
 
 fn site_status(site: &Site) -> SiteStatus {
+    let mut groups: Vec<GroupStatus> = site.groups.iter().map(|g| group_status(g)).collect();
+    let files: usize = groups.iter().map(|g| g.files.len()).sum();
+    if let (Some(finding), Some(first)) = (index_near_limit(files), groups.first_mut()) {
+        first.findings.push(finding);
+    }
     SiteStatus {
         base_url: site.base().as_str().to_string(),
         index_url: site.files().file_url("sitemap_index.xml"),
         readiness: readiness(site.readiness()),
-        groups: site.groups.iter().map(|g| group_status(g)).collect(),
+        groups,
     }
+}
+
+/// A file past 90 % of the bytes a file may hold: longer URLs or more extensions split it soon.
+fn near_byte_limit(file: &FileStatus) -> Option<Finding> {
+    (file.bytes_percent >= NEAR_LIMIT * 100.0).then(|| Finding {
+        level: "warning",
+        message: format!(
+            "{} holds {:.0} % of the 50 MiB a file may hold",
+            file.name, file.bytes_percent
+        ),
+    })
+}
+
+/// An index past 90 % of the 50,000 files it may list: the site outgrows one index.
+fn index_near_limit(files: usize) -> Option<Finding> {
+    (files as f64 >= NEAR_LIMIT * MAX_FILES_PER_INDEX as f64).then(|| Finding {
+        level: "warning",
+        message: format!(
+            "the index lists {files} files, {:.0} % of the {MAX_FILES_PER_INDEX} it may list",
+            percent(files, MAX_FILES_PER_INDEX)
+        ),
+    })
 }
 
 fn group_status(group: &Group) -> GroupStatus {
@@ -198,17 +228,7 @@ fn group_status(group: &Group) -> GroupStatus {
             });
         }
     }
-    for file in &files {
-        if file.urls_percent >= NEAR_LIMIT * 100.0 || file.bytes_percent >= NEAR_LIMIT * 100.0 {
-            findings.push(Finding {
-                level: "warning",
-                message: format!(
-                    "{} holds {:.0} % of the URLs and {:.0} % of the bytes a file may hold",
-                    file.name, file.urls_percent, file.bytes_percent
-                ),
-            });
-        }
-    }
+    findings.extend(files.iter().filter_map(near_byte_limit));
     GroupStatus {
         name: group.name.clone().unwrap_or_default(),
         source: group.source.clone(),
@@ -327,4 +347,42 @@ fn time(unix: i64) -> String {
     DateTime::<Utc>::from_timestamp(unix, 0)
         .map(|t| t.to_rfc3339())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(urls: usize, bytes: usize) -> FileStatus {
+        FileStatus {
+            name: "sitemap-1.xml.gz".into(),
+            url: String::new(),
+            urls,
+            bytes,
+            urls_percent: percent(urls, MAX_URLS_PER_FILE),
+            bytes_percent: percent(bytes, MAX_FILE_BYTES),
+            changed_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_file_full_of_urls_is_not_a_finding() {
+        assert!(near_byte_limit(&file(MAX_URLS_PER_FILE, 4_000_000)).is_none());
+    }
+
+    #[test]
+    fn a_file_past_ninety_percent_of_its_bytes_is_a_finding() {
+        let finding = near_byte_limit(&file(20_000, MAX_FILE_BYTES / 10 * 9 + 1)).unwrap();
+        assert!(
+            finding.message.contains("% of the 50 MiB"),
+            "{}",
+            finding.message
+        );
+    }
+
+    #[test]
+    fn an_index_past_ninety_percent_of_its_files_is_a_finding() {
+        assert!(index_near_limit(44_999).is_none());
+        assert!(index_near_limit(45_000).is_some());
+    }
 }

@@ -3,6 +3,7 @@
 //! file. Without either, a site has one unnamed group with today's file names.
 
 use super::{is_source_name, SOURCE_EXPECTED};
+use crate::sitemap::publication::NewsPublication;
 
 /// Most URLs in one news sitemap file (Google's news sitemap rule).
 pub const NEWS_URLS_PER_FILE: usize = 1000;
@@ -31,13 +32,6 @@ pub enum GroupKind {
     Urls,
     /// Articles with `publication_date` and `title`: a Google News sitemap of the last 48 hours.
     News(NewsPublication),
-}
-
-/// A news group's defaults for rows that leave `publication_name` or `language` NULL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewsPublication {
-    pub name: String,
-    pub language: String,
 }
 
 impl GroupConfig {
@@ -72,12 +66,6 @@ pub fn is_group_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// Whether `language` is an ISO 639 code as Google News takes it (`en`, `fr`, `zh-cn`, `zh-tw`).
-pub fn is_news_language(language: &str) -> bool {
-    matches!(language, "zh-cn" | "zh-tw")
-        || ((2..=3).contains(&language.len()) && language.chars().all(|c| c.is_ascii_lowercase()))
 }
 
 /// `SITEMAP_GROUPS`: `name=source` pairs, comma-separated. Says what is wrong in one phrase.
@@ -132,6 +120,7 @@ fn check_name(name: &str, groups: &[GroupConfig]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sitemap::publication::is_news_language;
 
     #[test]
     fn group_names_are_short_lowercase_identifiers() {

@@ -17,22 +17,17 @@ use crate::robots::Environment;
 mod groups;
 mod notify;
 mod sites_file;
-mod urls;
 
-pub use groups::{
-    is_group_name, is_news_language, GroupConfig, GroupKind, NewsPublication, NEWS_URLS_PER_FILE,
-};
+pub use crate::notify::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
+pub use crate::sitemap::publication::{is_news_language, NewsPublication};
+pub use crate::sitemap::{BaseUrl, MAX_URLS_PER_FILE};
+use crate::store::database_url::redact_password;
+pub use crate::store::database_url::{DatabaseKind, DatabaseUrl};
+pub use groups::{is_group_name, GroupConfig, GroupKind, NEWS_URLS_PER_FILE};
 use notify::notify_config;
-pub use notify::{
-    IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
-};
+pub use notify::DEFAULT_INDEXNOW_ENDPOINT;
 use sites_file::read_sites_file;
 pub use sites_file::SiteConfig;
-use urls::redact_password;
-pub use urls::{BaseUrl, DatabaseKind, DatabaseUrl};
-
-/// Most URLs one sitemap file may hold (sitemaps.org).
-pub const MAX_URLS_PER_FILE: usize = 50_000;
 
 /// A bad or missing setting; its Display is the single line printed before exiting 2.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +139,16 @@ pub struct Defaults {
 }
 
 impl Config {
+    /// How the store reaches the database.
+    pub fn database(&self) -> crate::store::Connection<'_> {
+        crate::store::Connection {
+            database_url: &self.database_url,
+            max_connections: self.max_connections,
+            statement_timeout: self.statement_timeout,
+            first_source: &self.first_site().groups[0].source,
+        }
+    }
+
     pub fn from_vars(vars: &Vars, defaults: &Defaults) -> Result<Self, ConfigError> {
         let bind_addr = parse_with(
             vars,

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::groups::{check_group, is_news_language, GroupConfig, GroupKind, NewsPublication};
+use super::groups::{check_group, GroupConfig, GroupKind};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
+use crate::sitemap::publication::{is_news_language, NewsPublication};
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]

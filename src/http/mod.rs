@@ -26,10 +26,10 @@ use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
-use crate::config::BaseUrl;
 use crate::crawlers::{Crawler, Ledger};
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
+use crate::sitemap::BaseUrl;
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};

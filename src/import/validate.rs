@@ -12,10 +12,10 @@ use std::collections::HashSet;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::xml::{ParsedAlternate, ParsedUrl, ParsedVideo};
-use crate::config::BaseUrl;
 use crate::sitemap::entry::Lastmod;
 use crate::sitemap::loc::{is_xml_char, MAX_LOC_CHARS};
 use crate::sitemap::rich::{accept_video, RawVideo};
+use crate::sitemap::BaseUrl;
 use crate::sitemap::{EntryRules, RawEntry, SkipReason};
 use crate::store::{Alternate, EntryDetails, ImportedEntry};
 
@@ -243,8 +243,8 @@ fn datetime_without_seconds(text: &str) -> Option<DateTime<Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::BaseUrl;
     use crate::sitemap::entry::w3c_datetime;
+    use crate::sitemap::BaseUrl;
 
     fn rules() -> EntryRules {
         EntryRules::new(BaseUrl::parse("https://e.com").unwrap(), None, vec![])

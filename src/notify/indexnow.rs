@@ -18,7 +18,8 @@ use url::Url;
 
 use super::delivery::{self, Attempt};
 use super::{NotifyError, NotifyMetrics};
-use crate::config::{BaseUrl, IndexNowKey};
+use crate::notify::IndexNowKey;
+use crate::sitemap::BaseUrl;
 
 /// Most URLs one IndexNow request may carry (the protocol's limit).
 pub const MAX_URLS_PER_REQUEST: usize = 10_000;

@@ -37,6 +37,7 @@
 
 mod delivery;
 pub mod indexnow;
+pub mod keys;
 pub mod ping;
 
 use std::time::Duration;
@@ -49,11 +50,11 @@ use prometheus_client::registry::Registry;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
-use crate::config::{BaseUrl, NotifyConfig};
+use crate::sitemap::BaseUrl;
 use delivery::{Command, Drain, Policy};
 
-pub use crate::config::{IndexNowKey, PingTemplate};
 pub use indexnow::HostSet;
+pub use keys::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
 
 /// What the notifier can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@ use reqwest::Client;
 
 use super::delivery::{self, Attempt};
 use super::NotifyMetrics;
-use crate::config::PingTemplate;
+use crate::notify::PingTemplate;
 
 /// Distinct index URLs that may wait at once (one per site; more means something is wrong).
 const PENDING_CAP: usize = 1_000;

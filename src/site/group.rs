@@ -13,7 +13,8 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{BaseUrl, NewsPublication};
+use crate::sitemap::publication::NewsPublication;
+use crate::sitemap::BaseUrl;
 use crate::sitemap::{DocumentStyle, EntryRules, Fingerprint, Namespaces, RawEntry};
 use crate::store::{IdRange, Store, StoreError};
 

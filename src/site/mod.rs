@@ -7,14 +7,15 @@
 //! [`Site::together`], composed of every group's snapshot); the write side ([`crate::sweep`])
 //! installs the next snapshot of one group with [`Group::install`].
 
+pub mod fingerprint;
 mod group;
 mod layout;
 mod snapshot;
 
 use std::sync::{Arc, RwLock};
 
-use crate::config::BaseUrl;
 use crate::feed::FeedSite;
+use crate::sitemap::BaseUrl;
 use crate::sitemap::Fingerprint;
 
 pub use group::{Group, GroupSettings, News, Readiness, Stale, StaleReports};

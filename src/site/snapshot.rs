@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use chrono::Utc;
 
-use crate::config::BaseUrl;
 use crate::feed::{FeedEntry, ATOM_FILE, RSS_FILE};
+use crate::sitemap::BaseUrl;
 use crate::sitemap::{DocumentStyle, Fingerprint};
 use crate::store::{FileRecord, IdRange, SavedState};
 

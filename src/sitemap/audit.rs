@@ -138,8 +138,8 @@ impl GroupAudit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::BaseUrl;
     use crate::sitemap::entry::{RawAlternate, RawEntry};
+    use crate::sitemap::BaseUrl;
     use crate::sitemap::EntryRules;
 
     fn entry(id: i64, loc: &str, alternates: &[(&str, &str)], lastmod: Option<i64>) -> Entry {

@@ -14,8 +14,8 @@ use super::loc::Loc;
 use super::namespaces::Namespaces;
 use super::rich::{accept_videos, Article, RawArticle, RawVideo, Video};
 use super::{SkipCounts, SkipReason};
-use crate::config::BaseUrl;
 use crate::robots::RobotsTxt;
+use crate::sitemap::BaseUrl;
 
 /// One row of the source, as read; nothing about it is trusted yet.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -8,7 +8,7 @@
 use url::Url;
 
 use super::SkipReason;
-use crate::config::BaseUrl;
+use crate::sitemap::BaseUrl;
 
 /// Longest URL the protocol allows, counted after encoding.
 pub const MAX_LOC_CHARS: usize = 2048;

@@ -5,22 +5,27 @@
 //! protocol's limits and fingerprints its exact bytes for validators.
 
 pub mod audit;
+mod base_url;
 pub mod entry;
 mod lastmod;
 pub mod loc;
 mod namespaces;
+pub mod publication;
 pub mod rich;
 mod seen;
 pub mod writer;
 
 use xxhash_rust::xxh3::Xxh3;
 
+pub use base_url::BaseUrl;
 pub use entry::{Entry, EntryRules, RawEntry};
 pub use loc::Loc;
 pub use namespaces::Namespaces;
 pub use seen::{SeenUrls, UrlKey};
 pub use writer::{write_url, DocumentStyle};
 
+/// Most URLs one sitemap file may hold (sitemaps.org).
+pub const MAX_URLS_PER_FILE: usize = 50_000;
 /// Most bytes one sitemap file may hold uncompressed (50 MiB).
 pub const MAX_FILE_BYTES: usize = 52_428_800;
 /// Most sitemaps one index may list.
@@ -329,6 +334,34 @@ impl Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stored validators stay valid across releases only while the same data gives the same
+    /// bytes. When this fails because the written bytes changed on purpose, raise
+    /// [`RENDER_VERSION`] and pin both again: every stored file is then re-made once.
+    #[test]
+    fn the_format_version_moves_with_the_written_bytes() {
+        let rules = EntryRules::new(BaseUrl::parse("https://e.com").unwrap(), None, vec![]);
+        let entry = rules
+            .accept(&RawEntry {
+                id: 1,
+                loc: Some("/caf\u{e9}?a=1&b=2".into()),
+                lastmod: chrono::DateTime::from_timestamp(1_714_564_800, 0),
+                changefreq: Some("daily".into()),
+                priority: Some(0.5),
+                ..RawEntry::default()
+            })
+            .unwrap();
+        let style = DocumentStyle::default();
+        let mut doc = style.urlset_open(Namespaces::NONE);
+        write_url(&mut doc, &entry);
+        doc.extend_from_slice(style.urlset_close());
+        assert_eq!(
+            (RENDER_VERSION, Fingerprint::of(&doc).hex()),
+            (2, "95f49e4398b8d7f00da20c0ec897b679".to_string()),
+            "{}",
+            String::from_utf8_lossy(&doc)
+        );
+    }
 
     #[test]
     fn the_builder_counts_exactly_the_document_bytes() {

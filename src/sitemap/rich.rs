@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use super::lastmod::Lastmod;
 use super::loc::{is_xml_char, Loc};
 use super::{SkipCounts, SkipReason};
-use crate::config::{BaseUrl, NewsPublication};
+use crate::sitemap::publication::NewsPublication;
+use crate::sitemap::BaseUrl;
 
 /// Namespace of `video:video` (Google's video sitemap extension).
 pub const VIDEO_NS: &str = "http://www.google.com/schemas/sitemap-video/1.1";
@@ -89,7 +90,7 @@ impl RawArticle {
             publication: NewsPublication {
                 name: text(&self.publication_name).ok_or(SkipReason::InvalidNews)?,
                 language: language
-                    .filter(|l| crate::config::is_news_language(l))
+                    .filter(|l| crate::sitemap::publication::is_news_language(l))
                     .ok_or(SkipReason::InvalidNews)?,
             },
             publication_date: self

@@ -59,7 +59,7 @@ impl Hasher for AlreadyHashed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::BaseUrl;
+    use crate::sitemap::BaseUrl;
 
     #[test]
     fn a_url_is_the_same_written_as_a_path_or_absolute() {

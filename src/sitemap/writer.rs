@@ -211,8 +211,8 @@ pub fn write_article(out: &mut Vec<u8>, article: &Article) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::BaseUrl;
     use crate::sitemap::entry::{EntryRules, RawEntry};
+    use crate::sitemap::BaseUrl;
     use chrono::TimeZone;
 
     #[test]
@@ -264,8 +264,9 @@ mod tests {
 
     #[test]
     fn videos_and_articles_are_written_escaped_in_the_schemas_order() {
-        use crate::config::{BaseUrl, NewsPublication};
+        use crate::sitemap::publication::NewsPublication;
         use crate::sitemap::rich::{accept_videos, RawArticle, RawVideo};
+        use crate::sitemap::BaseUrl;
         use crate::sitemap::SkipCounts;
         let base = BaseUrl::parse("https://e.com").unwrap();
         let raw = RawVideo {

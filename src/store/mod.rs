@@ -10,6 +10,7 @@
 //! `sitemap_entries` (and its extension tables), whatever `SITEMAP_SOURCE` names.
 
 mod change_log;
+pub mod database_url;
 mod error;
 mod import;
 mod mysql;
@@ -22,8 +23,9 @@ mod sqlite;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use crate::config::{Config, DatabaseKind, NewsPublication};
+use crate::sitemap::publication::NewsPublication;
 use crate::sitemap::{Namespaces, RawEntry};
+pub use database_url::{DatabaseKind, DatabaseUrl};
 
 use change_log::{poll_change_log, LogCursor, SourceLog};
 pub use change_log::{ChangeFeed, LogReading, Logged};
@@ -107,8 +109,20 @@ macro_rules! each {
     };
 }
 
+/// How to reach the database, as configuration says.
+#[derive(Debug, Clone, Copy)]
+pub struct Connection<'a> {
+    pub database_url: &'a DatabaseUrl,
+    /// Pool size.
+    pub max_connections: u32,
+    /// Longest one statement may run.
+    pub statement_timeout: std::time::Duration,
+    /// The source of the first site's first group (the built-in table unless configured).
+    pub first_source: &'a str,
+}
+
 impl Store {
-    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
         Ok(match config.database_url.kind() {
             DatabaseKind::Postgres => Self::Postgres(PgStore::connect(config).await?),
             DatabaseKind::Mysql => Self::Mysql(MySqlStore::connect(config).await?),
@@ -306,20 +320,41 @@ impl Store {
         each!(self, s => s.import_batch(batch).await)
     }
 
-    /// Up to `limit` URLs that left the built-in table (deleted, or their loc changed), oldest
-    /// first, with their ids.
-    pub async fn removed(&self, limit: i64) -> Result<Vec<(i64, String)>, StoreError> {
-        each!(self, s => s.removed(limit).await)
+    /// Notes `reader` (a group's key) as a reader of the URLs that leave the built-in table
+    /// (deleted, or their loc changed), unless it is one already, and says it is alive.
+    pub async fn register_removed_reader(&self, reader: &str, now: i64) -> Result<(), StoreError> {
+        each!(self, s => s.register_removed_reader(reader, now).await)
     }
 
-    /// Clears the removed URLs with these ids.
-    pub async fn forget_removed(&self, ids: &[i64]) -> Result<(), StoreError> {
-        each!(self, s => s.forget_removed(ids).await)
+    /// How far `reader` has read the removed URLs; `None` if it is no reader.
+    pub async fn removed_read_through(&self, reader: &str) -> Result<Option<i64>, StoreError> {
+        each!(self, s => s.removed_read_through(reader).await)
     }
 
-    /// Clears every removed URL.
-    pub async fn forget_all_removed(&self) -> Result<(), StoreError> {
-        each!(self, s => s.forget_all_removed().await)
+    /// Up to `limit` removed URLs with ids above `after`, oldest first, with their ids.
+    pub async fn removed_after(
+        &self,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        each!(self, s => s.removed_after(after, limit).await)
+    }
+
+    /// Moves `reader` past the removed URLs through `to`; false when another replica did.
+    pub async fn advance_removed_read(
+        &self,
+        reader: &str,
+        from: i64,
+        to: i64,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        each!(self, s => s.advance_removed_read(reader, from, to, now).await)
+    }
+
+    /// Clears the removed URLs every living reader has read (all when nobody reads).
+    pub async fn forget_removed_read_by_all(&self, now: i64) -> Result<(), StoreError> {
+        let forgotten_before = now - sql::removed::READER_FORGOTTEN_SECS;
+        each!(self, s => s.forget_removed_read_by_all(forgotten_before).await)
     }
 
     /// The URLs a view-fed group listed with ids in `range` (see `sitemapd_listed`), in id

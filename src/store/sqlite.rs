@@ -14,9 +14,9 @@ use sqlx::{ConnectOptions, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 
 use super::sql::{Dialect, Sql};
 use super::{quote_identifier, Modified, StoreError, SubmittedThrough};
-use crate::config::Config;
 use crate::sitemap::entry::w3c_datetime;
 use crate::sitemap::RawEntry;
+use crate::store::Connection;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
@@ -111,7 +111,7 @@ impl Dialect for Sqlite {
 }
 
 impl Sql<Sqlite> {
-    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(config.database_url.expose())?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -121,7 +121,7 @@ impl Sql<Sqlite> {
             .max_connections(config.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().groups[0].source))
+        Ok(Self::new(pool, config.first_source))
     }
 }
 
@@ -252,7 +252,7 @@ mod tests {
             &crate::config::Defaults::default(),
         )
         .unwrap();
-        let store = SqliteStore::connect(&config).await.unwrap();
+        let store = SqliteStore::connect(&config.database()).await.unwrap();
         store.migrate().await.unwrap();
         let other = SqlitePoolOptions::new()
             .max_connections(1)

@@ -4,6 +4,7 @@
 //! Failures are logged, never fatal.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use chrono::Utc;
 use futures::TryStreamExt;
@@ -26,8 +27,9 @@ pub async fn index_changed(group: &Group, notifier: &Notifier) {
     let submits = group.news.is_none();
     let hosts = notifier.host_set(&group.base);
     if hosts.is_none() && group.source == BUILTIN_SOURCE {
-        // Nobody to tell: what left the table is not kept for later.
-        if let Err(e) = group.store.forget_all_removed().await {
+        // Nobody to tell here: what left the table is kept only for the sites that read it.
+        let now = Utc::now().timestamp();
+        if let Err(e) = group.store.forget_removed_read_by_all(now).await {
             tracing::debug!(error = %crate::error::Chain(&e), "could not clear the removed URLs");
         }
     }
@@ -83,23 +85,48 @@ async fn submit_modified_entries(
     Ok(())
 }
 
-/// Submits the URLs that left the built-in table (a deleted row, a changed loc): IndexNow takes
-/// removed URLs too, and the engine then finds them gone. Each batch is cleared by its ids as it
-/// is taken; two replicas reading at once may both submit a URL (the engines take it twice),
-/// but none is cleared unread.
+/// Notes `group` as a reader of the URLs that leave the built-in table, before its first sweep,
+/// so no other site sharing the table clears them unread. Only where IndexNow is on for it.
+pub async fn register_removed_reader(group: &Group, notifier: &Notifier) {
+    if group.source != BUILTIN_SOURCE || group.news.is_some() {
+        return;
+    }
+    if notifier.host_set(&group.base).is_none() {
+        return;
+    }
+    let now = Utc::now().timestamp();
+    if let Err(e) = group.store.register_removed_reader(&group.key, now).await {
+        tracing::warn!(error = %crate::error::Chain(&e), "could not note this site as a reader of removed URLs");
+    }
+}
+
+/// Submits the URLs that left the built-in table (a deleted row, a changed loc) under this
+/// group's base URL: IndexNow takes removed URLs too, and the engine then finds them gone. Each
+/// site reads every removed URL from where it stopped (several sites may share the table), and
+/// moves on with a compare-and-set, so among replicas one submits each batch; rows every site
+/// has read are cleared.
 async fn submit_removed_urls(
     group: &Group,
     notifier: &Notifier,
     hosts: &HostSet,
 ) -> Result<(), StoreError> {
     let store = &group.store;
+    let now = Utc::now().timestamp();
+    store.register_removed_reader(&group.key, now).await?;
     for _ in 0..SUBMIT_BATCHES_PER_SWEEP {
-        let removed = store.removed(SUBMIT_BATCH).await?;
-        if removed.is_empty() {
+        let Some(from) = store.removed_read_through(&group.key).await? else {
             break;
+        };
+        let removed = store.removed_after(from, SUBMIT_BATCH).await?;
+        let Some(&(to, _)) = removed.last() else {
+            break;
+        };
+        if !store
+            .advance_removed_read(&group.key, from, to, now)
+            .await?
+        {
+            break; // Another replica took this batch.
         }
-        let ids: Vec<i64> = removed.iter().map(|(id, _)| *id).collect();
-        store.forget_removed(&ids).await?;
         let urls = removed
             .iter()
             .filter_map(|(_, loc)| Loc::parse(loc, &group.base).ok())
@@ -109,18 +136,20 @@ async fn submit_removed_urls(
             break;
         }
     }
-    Ok(())
+    store.forget_removed_read_by_all(now).await
 }
 
 /// Submits the URLs a view-fed group no longer lists in the files a sweep re-measured (`files`
 /// of the layout it started from) and rewrote (see [`super::relist`]). Until `listed_known`,
 /// the group's listed URLs may be missing: when none are stored, every file's range is read
-/// to note them (and nothing is submitted).
+/// to note them (and nothing is submitted). That first reading of every row runs in the
+/// background, so the sweep that installed the files ends (and they are served) without
+/// waiting for it.
 pub async fn left_view(
-    group: &Group,
-    notifier: &Notifier,
+    group: &Arc<Group>,
+    notifier: &Arc<Notifier>,
     (before, files): (&Layout, &[usize]),
-    listed_known: &AtomicBool,
+    listed_known: &Arc<AtomicBool>,
 ) {
     if group.source == BUILTIN_SOURCE || group.news.is_some() {
         return; // The built-in table's triggers note what leaves it; news is never submitted.
@@ -130,20 +159,23 @@ pub async fn left_view(
     };
     let after = group.snapshot();
     let measured = super::relist::rewritten_ranges(before, &after.layout, files);
-    let ranges = match listed_known.load(Ordering::Relaxed) {
-        true => measured,
-        false => match group.store.any_listed(&group.key).await {
-            Ok(true) => measured,
-            Ok(false) => (0..after.layout.0.len())
-                .map(|i| after.layout.range(i))
-                .collect(),
+    if !listed_known.load(Ordering::Relaxed) {
+        match group.store.any_listed(&group.key).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let every_file = (0..after.layout.0.len())
+                    .map(|i| after.layout.range(i))
+                    .collect();
+                note_listed_in_background(group.clone(), every_file, listed_known.clone());
+                return;
+            }
             Err(e) => {
                 tracing::warn!(error = %crate::error::Chain(&e), "could not read the URLs the view listed; its removed URLs are not submitted");
                 return;
             }
-        },
-    };
-    match super::relist::removed_in(group, &ranges).await {
+        }
+    }
+    match super::relist::removed_in(group, &measured).await {
         Ok(removed) => {
             listed_known.store(true, Ordering::Relaxed);
             let _ = notifier.submit(&hosts, removed);
@@ -152,6 +184,19 @@ pub async fn left_view(
             tracing::warn!(error = %crate::error::Chain(&e), "could not compare the view with the URLs it listed; its removed URLs are not submitted");
         }
     }
+}
+
+/// Notes every URL the group lists, reading `ranges` (every file) once, in the background.
+/// Later sweeps compare only what they rewrite meanwhile (a row not noted yet is noted then);
+/// if the reading fails, the next sweep starts it again.
+fn note_listed_in_background(group: Arc<Group>, ranges: Vec<IdRange>, known: Arc<AtomicBool>) {
+    known.store(true, Ordering::Relaxed);
+    tokio::spawn(async move {
+        if let Err(e) = super::relist::removed_in(&group, &ranges).await {
+            known.store(false, Ordering::Relaxed);
+            tracing::warn!(error = %crate::error::Chain(&e), "could not note the URLs the view lists; trying again at the next change");
+        }
+    });
 }
 
 /// With IndexNow off, forgets what a view-fed group listed: nobody would be told what leaves

@@ -34,6 +34,7 @@ use crate::site::{
 };
 use crate::sitemap::Fingerprint;
 use crate::store::{Change, Logged, SavedState, StoreError};
+pub use announce::register_removed_reader;
 use measure::{apply_scan, Measure};
 use settle::{Proposal, WholeFile};
 
@@ -66,7 +67,7 @@ pub struct Sweeper {
     /// sweep has stored files under the new rules, the entries they leave out are announced.
     robots_rules_changed: AtomicBool,
     /// Whether `sitemapd_listed` holds every URL this view-fed group lists (see [`relist`]).
-    listed_known: AtomicBool,
+    listed_known: Arc<AtomicBool>,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -146,7 +147,7 @@ impl Sweeper {
             })),
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
-            listed_known: AtomicBool::new(false),
+            listed_known: Arc::new(AtomicBool::new(false)),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.

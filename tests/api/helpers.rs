@@ -70,12 +70,71 @@ macro_rules! each_pool {
     };
 }
 
-/// A database made for one test (SQLite: a file in a directory of its own).
+/// A database made for one test (SQLite: a file in a directory of its own), dropped when the
+/// test ends.
 pub struct TestDb {
     pub url: String,
     pub backend: Backend,
     pub pool: TestPool,
     _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for TestDb {
+    /// Drops the test's PostgreSQL or MariaDB database (connections still open to it are ended),
+    /// so a run leaves nothing behind. On a thread of its own: a test's runtime may not block.
+    fn drop(&mut self) {
+        let (admin, statement) = match self.backend {
+            Backend::Postgres => (
+                admin_url(),
+                format!(
+                    "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                    database_name(&self.url)
+                ),
+            ),
+            Backend::MariaDb => (
+                mysql_admin_url(),
+                format!(
+                    "SET SESSION lock_wait_timeout = 10; DROP DATABASE IF EXISTS `{}`",
+                    database_name(&self.url)
+                ),
+            ),
+            Backend::Sqlite => return,
+        };
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            let drop_it = async {
+                match admin.split(':').next() {
+                    Some("mysql") => {
+                        let pool = MySqlPoolOptions::new()
+                            .max_connections(1)
+                            .connect(&admin)
+                            .await?;
+                        sqlx::raw_sql(&statement).execute(&pool).await?;
+                    }
+                    _ => {
+                        let pool = PgPoolOptions::new()
+                            .max_connections(1)
+                            .connect(&admin)
+                            .await?;
+                        sqlx::raw_sql(&statement).execute(&pool).await?;
+                    }
+                }
+                Ok::<_, sqlx::Error>(())
+            };
+            runtime.block_on(drop_it).ok()
+        });
+        // A database that could not be dropped is dropped by the next run of scripts/test.sh.
+        let _ = dropped.join();
+    }
+}
+
+/// The database a URL names (its path, without the leading slash or a query).
+fn database_name(url: &str) -> String {
+    let path = url.split('?').next().unwrap_or(url);
+    path.rsplit('/').next().unwrap_or_default().to_string()
 }
 
 impl TestDb {
@@ -175,7 +234,7 @@ impl TestDb {
             &Defaults::default(),
         )
         .expect("test config");
-        let store = sitemapd::store::Store::connect(&config)
+        let store = sitemapd::store::Store::connect(&config.database())
             .await
             .expect("connect");
         store.migrate().await.expect("migrate");

@@ -770,3 +770,51 @@ async fn a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had
         .await;
     assert_eq!(listed, 1, "the row that entered the view is noted");
 }
+
+crate::on_each_database!(every_site_on_one_table_submits_its_own_deleted_urls);
+
+/// Two sites read one built-in table: a row of each deleted at once reaches IndexNow for both
+/// (each site reads every removed URL and submits those under its own base URL), and what both
+/// have read is cleared.
+async fn every_site_on_one_table_submits_its_own_deleted_urls(backend: crate::helpers::Backend) {
+    use crate::helpers::*;
+    let receiver = Receiver::start(&[]).await;
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[
+        (1, "https://a.example.com/one"),
+        (2, "https://a.example.com/two"),
+        (3, "https://b.example.org/one"),
+        (4, "https://b.example.org/two"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let sites = dir.path().join("sites.toml");
+    std::fs::write(
+        &sites,
+        "[[site]]\nbase_url = \"https://a.example.com\"\n\n\
+         [[site]]\nbase_url = \"https://b.example.org\"\n",
+    )
+    .unwrap();
+    let endpoint = receiver.url("/indexnow");
+    let mut vars = indexnow_vars(SERVICE_KEY, &endpoint).to_vec();
+    vars.push(("SITEMAP_SITES_FILE", sites.to_str().unwrap()));
+    let app = spawn_app(&db.url, &vars).await;
+    db.exec("DELETE FROM sitemap_entries WHERE id IN (2, 4)")
+        .await;
+    let sent = sorted_submissions(&app, &receiver, 2).await;
+    assert_eq!(
+        sent,
+        ["https://a.example.com/two", "https://b.example.org/two"]
+    );
+    let removed_left = eventually(
+        "the removed URLs both sites read cleared",
+        || async {
+            app.sweep().await;
+            db.scalar("SELECT COUNT(*) FROM sitemapd_removed").await
+        },
+        |left| *left == 0,
+    )
+    .await;
+    assert_eq!(removed_left, 0);
+}

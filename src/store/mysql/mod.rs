@@ -18,8 +18,8 @@ use sqlx::{ConnectOptions, Executor, MySql, Row, Transaction};
 use super::rows::quote_identifier_with;
 use super::sql::{Dialect, Sql};
 use super::StoreError;
-use crate::config::Config;
 use crate::sitemap::RawEntry;
+use crate::store::Connection;
 
 mod triggers;
 
@@ -175,7 +175,7 @@ impl Dialect for MySql {
 }
 
 impl Sql<MySql> {
-    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
         // Sessions in UTC and utf8mb4 whatever the URL's query says: DATETIME values are read
         // as UTC, and TIMESTAMP ones are converted by the server to the session's zone.
         let options = MySqlConnectOptions::from_str(config.database_url.expose())?
@@ -188,7 +188,7 @@ impl Sql<MySql> {
             .acquire_timeout(Duration::from_secs(5))
             .after_connect(move |conn, _| Box::pin(set_statement_timeout(conn, timeout)))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().groups[0].source))
+        Ok(Self::new(pool, config.first_source))
     }
 
     /// Applies the migrations, then puts the change triggers on the tables they created.

@@ -17,8 +17,8 @@ mod watch;
 
 use super::sql::{Dialect, Sql};
 use super::{quote_identifier, StoreError};
-use crate::config::Config;
 use crate::sitemap::RawEntry;
+use crate::store::Connection;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
@@ -136,7 +136,7 @@ impl Dialect for Postgres {
 }
 
 impl Sql<Postgres> {
-    pub async fn connect(config: &Config) -> Result<Self, StoreError> {
+    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
         let statement_timeout = format!("{}s", config.statement_timeout.as_secs());
         // Timestamps without zone in a CMS view are read as UTC, whatever the server's default.
         let options = PgConnectOptions::from_str(config.database_url.expose())?
@@ -150,7 +150,7 @@ impl Sql<Postgres> {
             .max_connections(config.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, &config.first_site().groups[0].source))
+        Ok(Self::new(pool, config.first_source))
     }
 
     /// Notified whenever our triggers log a change (`pg_notify` on [`CHANGE_CHANNEL`]): wakes

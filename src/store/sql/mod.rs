@@ -7,7 +7,7 @@
 mod changes;
 mod import;
 mod listed;
-mod removed;
+pub(crate) mod removed;
 mod state;
 mod summaries;
 
