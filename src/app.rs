@@ -304,7 +304,7 @@ pub fn group_settings(
     GroupSettings {
         name: group.name.clone(),
         news,
-        settings,
+        fingerprint: settings,
         rules: entry_rules(config, site, robots),
         style: DocumentStyle {
             stylesheet: config

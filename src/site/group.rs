@@ -52,10 +52,10 @@ pub struct GroupSettings {
     /// A fingerprint of what decides which entries robots.txt leaves out (its rules and the
     /// agents they are checked for): when it changes, entries it now leaves out are announced.
     pub robots_rules: Fingerprint,
-    /// A fingerprint of everything besides the rows that decides the files' bytes (version,
-    /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
-    /// settings do not count.
-    pub settings: Fingerprint,
+    /// A fingerprint of everything besides the rows that decides the files' bytes (format
+    /// version, URLs, page size, rules, style; see [`super::fingerprint`]): files laid out, and
+    /// summaries of rows taken, under other settings do not count.
+    pub fingerprint: Fingerprint,
 }
 
 /// A news group's publication (defaults for rows that leave it NULL) and its window: articles
@@ -74,33 +74,27 @@ impl News {
     }
 }
 
-/// One group: what it serves, and the snapshot requests are answered from.
+/// One group: what it serves (its settings, read through [`std::ops::Deref`]: `group.base` is
+/// `group.settings.base`), and the snapshot requests are answered from.
 pub struct Group {
     /// Key of this group's rows in our state tables: the site's base URL, followed by
     /// `#<name>` for a named group.
     pub key: String,
-    pub name: Option<String>,
-    pub news: Option<News>,
-    pub base: BaseUrl,
-    pub files: BaseUrl,
-    pub rules: EntryRules,
-    pub style: DocumentStyle,
-    pub page_size: usize,
-    pub feed_size: usize,
-    pub source: String,
-    /// See [`GroupSettings::extensions`].
-    pub extensions: bool,
-    /// See [`GroupSettings::site_groups`].
-    pub site_groups: Option<Fingerprint>,
-    /// See [`GroupSettings::settings`].
-    pub settings: Fingerprint,
-    /// See [`GroupSettings::robots_rules`].
-    pub robots_rules: Fingerprint,
+    /// What configuration and robots.txt make of the group.
+    pub settings: GroupSettings,
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
     readiness: watch::Sender<Readiness>,
     stale: mpsc::Sender<Stale>,
+}
+
+impl std::ops::Deref for Group {
+    type Target = GroupSettings;
+
+    fn deref(&self) -> &GroupSettings {
+        &self.settings
+    }
 }
 
 /// How far a group's snapshot can be trusted, for `/readyz` and the sitemap routes; ordered
@@ -141,48 +135,20 @@ impl Group {
     /// holds, sitemap routes answer 503);
     /// with the receiver of its stale reports, for that write side.
     pub fn new(settings: GroupSettings, store: Store, now: i64) -> (Arc<Self>, StaleReports) {
-        let GroupSettings {
-            name,
-            news,
-            base,
-            files,
-            rules,
-            style,
-            page_size,
-            feed_size,
-            source,
-            extensions,
-            site_groups,
-            robots_body,
-            robots_rules,
-            settings: laid_out_under,
-        } = settings;
         let publication = Publication {
-            style: &style,
-            files: &files,
-            group: name.as_deref(),
+            style: &settings.style,
+            files: &settings.files,
+            group: settings.name.as_deref(),
         };
-        let snapshot = Snapshot::empty(publication, robots_body, now);
+        let snapshot = Snapshot::empty(publication, settings.robots_body.clone(), now);
         let (stale, reports) = mpsc::channel(STALE_REPORTS_QUEUED);
-        let key = match &name {
-            None => base.as_str().to_string(),
-            Some(name) => format!("{}#{name}", base.as_str()),
+        let key = match &settings.name {
+            None => settings.base.as_str().to_string(),
+            Some(name) => format!("{}#{name}", settings.base.as_str()),
         };
         let group = Self {
             key,
-            name,
-            news,
-            base,
-            files,
-            rules,
-            style,
-            page_size,
-            feed_size,
-            source,
-            extensions,
-            site_groups,
-            settings: laid_out_under,
-            robots_rules,
+            settings,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),

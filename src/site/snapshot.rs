@@ -19,7 +19,7 @@ pub const INDEX_FILE: &str = "index";
 /// Name of robots.txt in `sitemapd_files`.
 pub const ROBOTS_FILE: &str = "robots";
 /// Not a served file: the fingerprint of the settings the files were laid out under
-/// ([`super::GroupSettings::settings`]).
+/// ([`super::GroupSettings::fingerprint`]).
 pub const SETTINGS_FILE: &str = "settings";
 /// Not a served file: the fingerprint of what decides which entries robots.txt leaves out
 /// ([`super::GroupSettings::robots_rules`]) when the files were last measured.

@@ -117,7 +117,7 @@ impl Sweeper {
         let same_settings = stored
             .1
             .iter()
-            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings);
+            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings.fingerprint);
         let robots_rules_changed = stored
             .1
             .iter()
@@ -247,7 +247,7 @@ impl Sweeper {
                 },
                 WholeFile {
                     name: SETTINGS_FILE,
-                    fingerprint: self.group.settings,
+                    fingerprint: self.group.settings.fingerprint,
                 },
                 WholeFile {
                     name: ROBOTS_RULES_FILE,
@@ -323,7 +323,7 @@ impl Sweeper {
             return Ok(None);
         };
         self.metrics.summary_checks.inc();
-        let settings = self.group.settings.hex();
+        let settings = self.group.settings.fingerprint.hex();
         let summaries: Vec<String> = summaries
             .iter()
             .map(|s| format!("{settings} {s}"))
