@@ -1,6 +1,6 @@
 //! `sitemapd demo`: an embedded SQLite database filled with sample entries, zero configuration.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::app::StartError;
 use crate::config::{Config, Defaults};
@@ -18,7 +18,9 @@ pub fn defaults() -> Defaults {
 }
 
 /// The demo opens the status page too: on `ADMIN_BIND_ADDR` when it is set, else on the port
-/// after `BIND_ADDR`'s (none when `BIND_ADDR` asks for any port, or the last one).
+/// after `BIND_ADDR`'s (none when `BIND_ADDR` asks for any port, or the last one). The status
+/// page shows what the public files leave out, so a `BIND_ADDR` on every interface
+/// (`0.0.0.0`, `::`) still gets it on localhost only.
 pub fn with_status_page(mut config: Config) -> Config {
     if config.admin_addr.is_none() {
         config.admin_addr = port_after(config.bind_addr);
@@ -28,7 +30,12 @@ pub fn with_status_page(mut config: Config) -> Config {
 
 fn port_after(addr: SocketAddr) -> Option<SocketAddr> {
     let port = addr.port().checked_add(1).filter(|_| addr.port() != 0)?;
-    Some(SocketAddr::new(addr.ip(), port))
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    Some(SocketAddr::new(ip, port))
 }
 
 /// Where to look, on stdout: the sitemap index and, when it is open, the status page.
@@ -155,6 +162,18 @@ mod tests {
         assert_eq!(
             port_after("[::1]:80".parse().unwrap()),
             Some("[::1]:81".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn a_public_bind_address_keeps_the_status_page_on_localhost() {
+        assert_eq!(
+            port_after("0.0.0.0:8080".parse().unwrap()),
+            Some("127.0.0.1:8081".parse().unwrap())
+        );
+        assert_eq!(
+            port_after("[::]:8080".parse().unwrap()),
+            Some("[::1]:8081".parse().unwrap())
         );
     }
 }
