@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use crate::answer::Reader;
 use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
 use crate::http::{self, App};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
 use crate::site::fingerprint::{
@@ -23,6 +23,7 @@ use crate::site::fingerprint::{
 use crate::site::{Group, GroupSettings, News, Site};
 use crate::sitemap::{DocumentStyle, EntryRules};
 use crate::store::{Store, StoreError, Watch};
+use crate::sweep::lease::SiteLease;
 use crate::sweep::{SweepError, Sweeper};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
@@ -208,13 +209,15 @@ impl Service {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) {
-        // Sweeps stop with the server, also when this future is dropped.
-        let _sweeping = AbortOnDrop(
+        // Sweeps stop with the server, also when this future is dropped, and the leases
+        // with them (another replica takes over at once).
+        let mut tasks = self.share_with_replicas();
+        tasks.extend(
             self.sweepers
                 .iter()
-                .map(|sweeper| tokio::spawn(sweeper.clone().keep_current(self.refresh)))
-                .collect(),
+                .map(|sweeper| tokio::spawn(sweeper.clone().keep_current(self.refresh))),
         );
+        let _sweeping = AbortOnDrop(tasks);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = http::serve(listener, self.app.clone(), self.limits, async {
             let _ = stop_rx.await;
@@ -236,6 +239,29 @@ impl Service {
         if served.is_err() {
             tracing::warn!("grace period over; closing remaining connections");
         }
+    }
+}
+
+impl Service {
+    /// Starts each site's lease: its groups are kept current by one replica at a time (see
+    /// [`crate::sweep::lease`]). The lease tasks, to stop with the server.
+    fn share_with_replicas(&self) -> Vec<tokio::task::JoinHandle<()>> {
+        let replica: Arc<str> = crate::sweep::lease::replica_name().into();
+        let mut sweepers = self.sweepers.iter();
+        let mut tasks = Vec::with_capacity(self.app.sites.len());
+        for site in &self.app.sites {
+            let held = self.app.metrics.lease_held.get_or_create(&SiteLabels {
+                site: site.key.clone(),
+            });
+            let store = site.first().store.clone();
+            let (lease, task) =
+                SiteLease::start(store, site.clone(), held.clone(), replica.clone());
+            for sweeper in sweepers.by_ref().take(site.groups.len()) {
+                sweeper.share_with_replicas(lease.clone());
+            }
+            tasks.push(task);
+        }
+        tasks
     }
 }
 

@@ -18,6 +18,12 @@ pub struct RequestLabels {
     pub status: u16,
 }
 
+/// A site (its base URL).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SiteLabels {
+    pub site: String,
+}
+
 /// A site (its base URL) and one of its groups (empty for the unnamed group).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct GroupLabels {
@@ -62,6 +68,8 @@ pub struct Metrics {
     pub entries_skipped: Family<ReasonLabels, Gauge>,
     /// Sitemap files of each group.
     pub files: Family<GroupLabels, Gauge>,
+    /// 1 for each site this replica keeps current (holds the lease of), 0 where it follows.
+    pub lease_held: Family<SiteLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
     /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
@@ -91,6 +99,7 @@ impl Metrics {
             entries_served: Family::default(),
             entries_skipped: Family::default(),
             files: Family::default(),
+            lease_held: Family::default(),
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
             registry: Registry::default(),
@@ -153,6 +162,11 @@ impl Metrics {
             m.entries_served.clone(),
         );
         registry.register("files", "Sitemap files, by site and group", m.files.clone());
+        registry.register(
+            "lease_held",
+            "1 where this replica keeps the site's files current, 0 where it follows the replica that does",
+            m.lease_held.clone(),
+        );
         registry.register(
             "entries_skipped",
             "Entries (and extension rows) left out, by site, group and reason",

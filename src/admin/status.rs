@@ -38,6 +38,8 @@ pub struct SiteStatus {
     pub base_url: String,
     pub index_url: String,
     pub readiness: &'static str,
+    /// Which replica keeps the site's files current (holds its lease), as far as this one knows.
+    pub kept_current_by: Option<crate::site::Keeper>,
     pub groups: Vec<GroupStatus>,
 }
 
@@ -153,6 +155,7 @@ fn site_status(site: &Site) -> SiteStatus {
         base_url: site.base().as_str().to_string(),
         index_url: site.files().file_url("sitemap_index.xml"),
         readiness: readiness(site.readiness()),
+        kept_current_by: site.keeper(),
         groups,
     }
 }

@@ -34,6 +34,19 @@ pub struct Site {
     pub groups: Vec<Arc<Group>>,
     /// The documents made of every group's snapshot, remade when one of them is replaced.
     together: RwLock<Arc<Together>>,
+    /// Which replica keeps the site's files current, as far as this one knows.
+    keeper: RwLock<Option<Keeper>>,
+}
+
+/// The replica that keeps a site's files current (holds its lease).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Keeper {
+    /// Host name and process id.
+    pub replica: String,
+    /// Since when (unix seconds).
+    pub since: i64,
+    /// Whether that is this replica.
+    pub this_replica: bool,
 }
 
 /// What a site serves of all its groups together, and the snapshots it was made of.
@@ -55,7 +68,17 @@ impl Site {
             key: groups[0].base.as_str().to_string(),
             groups,
             together: RwLock::new(Arc::new(together)),
+            keeper: RwLock::new(None),
         })
+    }
+
+    /// Which replica keeps the site current, as far as this one knows.
+    pub fn keeper(&self) -> Option<Keeper> {
+        self.keeper.read().expect("keeper lock").clone()
+    }
+
+    pub fn set_keeper(&self, keeper: Option<Keeper>) {
+        *self.keeper.write().expect("keeper lock") = keeper;
     }
 
     /// The first group: its robots.txt, base URL and sitemaps URL are the site's.

@@ -13,6 +13,7 @@ mod change_log;
 pub mod database_url;
 mod error;
 mod import;
+pub mod lease;
 mod mysql;
 mod postgres;
 mod records;
@@ -318,6 +319,31 @@ impl Store {
     /// within a batch.
     pub async fn import_batch(&self, batch: &[ImportedEntry]) -> Result<ImportCounts, StoreError> {
         each!(self, s => s.import_batch(batch).await)
+    }
+
+    /// The version of `key`'s stored state (bumped by every save of it): 0 before the first.
+    pub async fn state_version(&self, key: &str) -> Result<i64, StoreError> {
+        each!(self, s => s.state_version(key).await)
+    }
+
+    /// Notes `holder` as the replica keeping `site` current since `since`.
+    pub async fn note_holder(
+        &self,
+        site: &str,
+        holder: &str,
+        since: i64,
+    ) -> Result<(), StoreError> {
+        each!(self, s => s.note_holder(site, holder, since).await)
+    }
+
+    /// The replica noted as keeping `site` current, and since when (unix seconds).
+    pub async fn holder(&self, site: &str) -> Result<Option<(String, i64)>, StoreError> {
+        each!(self, s => s.holder(site).await)
+    }
+
+    /// Logs a change of `range` in `source`'s change log (false: the source has none).
+    pub async fn log_change(&self, source: &str, range: IdRange) -> Result<bool, StoreError> {
+        each!(self, s => s.log_change(source, range).await)
     }
 
     /// Notes `reader` (a group's key) as a reader of the URLs that leave the built-in table

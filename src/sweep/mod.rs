@@ -14,6 +14,7 @@
 mod announce;
 mod compact;
 mod feeds;
+pub mod lease;
 mod measure;
 mod relist;
 mod schedule;
@@ -68,6 +69,9 @@ pub struct Sweeper {
     robots_rules_changed: AtomicBool,
     /// Whether `sitemapd_listed` holds every URL this view-fed group lists (see [`relist`]).
     listed_known: Arc<AtomicBool>,
+    /// The site's lease, when replicas share the work ([`lease`]); none: this replica keeps
+    /// the group current by itself.
+    lease: std::sync::OnceLock<lease::SiteLease>,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -114,10 +118,7 @@ impl Sweeper {
         let has_state = !stored.0.is_empty();
         // Files laid out under other settings (another page size, other rules) are not served:
         // they may break the new limits. The first sweep lays them out again.
-        let same_settings = stored
-            .1
-            .iter()
-            .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings.fingerprint);
+        let same_settings = made_under(&stored, &group);
         let robots_rules_changed = stored
             .1
             .iter()
@@ -148,6 +149,7 @@ impl Sweeper {
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
             listed_known: Arc::new(AtomicBool::new(false)),
+            lease: std::sync::OnceLock::new(),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -389,6 +391,21 @@ impl Sweeper {
         Ok(())
     }
 
+    /// Keeps the group current only while this replica holds `lease` (see [`lease`]); set once,
+    /// before [`Sweeper::keep_current`] runs.
+    pub fn share_with_replicas(&self, lease: lease::SiteLease) {
+        let _ = self.lease.set(lease);
+    }
+
+    fn lease(&self) -> Option<lease::SiteLease> {
+        self.lease.get().cloned()
+    }
+
+    /// Whether `stored` was laid out under this group's settings.
+    fn made_under_our_settings(&self, stored: &SavedState) -> bool {
+        made_under(stored, &self.group)
+    }
+
     fn install_stored(&self, stored: &SavedState) {
         let next = self
             .group
@@ -396,6 +413,15 @@ impl Sweeper {
             .with_stored(stored, self.group.publication());
         self.group.install(next);
     }
+}
+
+/// Whether `stored` was laid out under `group`'s settings: files laid out under others (another
+/// page size, other rules) are not served, as they may break the new limits.
+fn made_under(stored: &SavedState, group: &Group) -> bool {
+    stored
+        .1
+        .iter()
+        .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings.fingerprint)
 }
 
 /// Gives each measured file that kept its id range the summary taken before it was measured:

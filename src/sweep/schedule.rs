@@ -16,6 +16,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::time::Instant;
 
+use super::lease::SiteLease;
 use super::{Inbox, Opening, SweepError, Sweeper};
 use crate::site::{Group, Readiness, Stale};
 use crate::store::{Change, IdRange, BUILTIN_SOURCE};
@@ -31,6 +32,8 @@ const VERIFY_IDLE_FACTOR: u32 = 9;
 const DUE_PAUSE_MIN: Duration = Duration::from_millis(20);
 /// The shortest pause between two files of a verification.
 const VERIFY_PAUSE_MIN: Duration = Duration::from_millis(10);
+/// How often a follower reads the version of the stored state (one row by its key).
+const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
 /// What woke the loop.
 enum Wake {
@@ -58,19 +61,115 @@ struct Cursor {
     saved: Option<i64>,
 }
 
+/// How a follower ended.
+enum Followed {
+    /// This replica took the lease: it keeps the site current from now on.
+    LeaseTaken,
+    /// The stored files were laid out under other settings (a rolling upgrade that changes
+    /// them): this replica keeps its own files current, as every replica did before leases.
+    OtherSettings,
+}
+
 impl Sweeper {
-    /// Runs sweeps for as long as the process lives (see the module's documentation).
+    /// Runs sweeps for as long as the process lives (see the module's documentation). With a
+    /// lease, only while this replica holds it: otherwise it follows the stored state.
     pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
-        let group = self.group.clone();
-        let Some(Inbox {
-            mut changes,
-            start,
-            mut stale,
-        }) = self.inbox.lock().await.take()
-        else {
+        let Some(mut inbox) = self.inbox.lock().await.take() else {
             tracing::error!("this group is kept current already");
             return;
         };
+        let Some(mut lease) = self.lease().filter(|_| self.group.news.is_none()) else {
+            return self
+                .keep_current_holding(&mut inbox, refresh, true, None)
+                .await;
+        };
+        lease.decided().await;
+        let mut first = true;
+        loop {
+            if !lease.holds() {
+                match self.follow(&mut lease, &mut inbox.stale).await {
+                    Followed::LeaseTaken => {
+                        if let Err(e) = self.reload().await {
+                            tracing::warn!(error = %crate::error::Chain(&e), "cannot load the stored state on taking over");
+                        }
+                        first = false;
+                    }
+                    Followed::OtherSettings => {
+                        return self
+                            .keep_current_holding(&mut inbox, refresh, first, None)
+                            .await;
+                    }
+                }
+            }
+            self.keep_current_holding(&mut inbox, refresh, first, Some(&mut lease))
+                .await;
+            first = false;
+        }
+    }
+
+    /// Serves the stored state while another replica keeps it current: loads it again whenever
+    /// its version moves, and tells the holder of rows a render here met that the stored files
+    /// do not describe (through the source's change log). Until the lease is taken.
+    async fn follow(
+        &self,
+        lease: &mut SiteLease,
+        stale: &mut crate::site::StaleReports,
+    ) -> Followed {
+        let group = &self.group;
+        tracing::info!(group = %group.key, "following the replica that keeps this site current");
+        let mut seen: Option<i64> = None;
+        loop {
+            match group.store.state_version(&group.key).await {
+                Ok(version) if seen != Some(version) => {
+                    match group.store.load_state(&group.key).await {
+                        Ok(stored) if stored.0.is_empty() => seen = Some(version),
+                        Ok(stored) if !self.made_under_our_settings(&stored) => {
+                            return Followed::OtherSettings;
+                        }
+                        Ok(stored) => {
+                            self.install_stored(&stored);
+                            group.set_readiness(Readiness::Current);
+                            seen = Some(version);
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %crate::error::Chain(&e), "cannot load the stored state")
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(error = %crate::error::Chain(&e), "cannot read the stored state's version")
+                }
+            }
+            tokio::select! {
+                () = lease.taken() => return Followed::LeaseTaken,
+                Some(report) = stale.recv() => {
+                    if let Err(e) = group.store.log_change(&group.source, report.range).await {
+                        tracing::debug!(error = %crate::error::Chain(&e), "cannot tell the holder of a stale file");
+                    }
+                }
+                () = tokio::time::sleep(FOLLOW_POLL) => {}
+            }
+        }
+    }
+
+    /// Keeps the group current until `lease` is lost (for ever without one). `first`: the
+    /// service's opening (else this replica takes over from another, which stored its files and
+    /// the change-log version they cover; the change feed resumes from before that).
+    async fn keep_current_holding(
+        &self,
+        inbox: &mut Inbox,
+        refresh: Duration,
+        first: bool,
+        mut lease: Option<&mut SiteLease>,
+    ) {
+        let group = self.group.clone();
+        let Inbox {
+            changes,
+            start,
+            stale,
+        } = inbox;
+        let start = *start;
         // A news group's files change with time alone: it is swept every refresh period, as an
         // unwatched source is, whatever logs its changes.
         let watched = start.is_some() && group.news.is_none();
@@ -88,12 +187,24 @@ impl Sweeper {
         let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
+        let opening = if first {
+            self.opening
+        } else if group.readiness() == Readiness::FirstSweep {
+            // The replica before this one stored nothing yet.
+            Opening::FirstSweep
+        } else if watched {
+            // The change feed covers what changed since the other replica stored its files.
+            Opening::Verify
+        } else {
+            Opening::FullSweep
+        };
         let mut cursor = Cursor {
             heard: start,
-            saved: (self.opening == Opening::Verify).then_some(start).flatten(),
+            saved: (opening == Opening::Verify).then_some(start).flatten(),
         };
-        let mut owed = (self.opening != Opening::Verify).then(Owed::now);
-        let mut verification = (self.opening == Opening::Verify).then(Verification::now);
+        let mut owed = (opening != Opening::Verify).then(Owed::now);
+        // A replica that takes over verifies nothing: the one before it kept the files current.
+        let mut verification = (first && opening == Opening::Verify).then(Verification::now);
         loop {
             let retry_at = owed.map(|o| o.at);
             // An owed full sweep covers a file that time changes.
@@ -104,6 +215,7 @@ impl Sweeper {
             let due_at = due.map(|(at, _)| at);
             let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
             let wake = tokio::select! {
+                () = lease_lost(&mut lease) => return,
                 Some(logged) = changes.next() => {
                     cursor.heard = Some(logged.version);
                     if follows_up {
@@ -200,6 +312,14 @@ impl Sweeper {
                 tracing::debug!(error = %crate::error::Chain(&e), "cannot store the change-log cursor")
             }
         }
+    }
+}
+
+/// Completes when `lease` is lost; never without one.
+async fn lease_lost(lease: &mut Option<&mut SiteLease>) {
+    match lease {
+        Some(lease) => lease.lost().await,
+        None => std::future::pending().await,
     }
 }
 

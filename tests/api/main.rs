@@ -21,6 +21,7 @@ mod import;
 mod notify;
 mod operations;
 mod outage;
+mod replicas;
 mod requests;
 mod robots;
 mod serving;

@@ -6,6 +6,7 @@
 
 mod changes;
 mod import;
+mod leases;
 mod listed;
 pub(crate) mod removed;
 mod state;

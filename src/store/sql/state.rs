@@ -139,6 +139,7 @@ impl_sql! {
                 .execute(&mut *tx)
                 .await?;
         }
+        Self::bump_state_version(&mut tx, site).await?;
         tx.commit().await?;
         Ok(true)
     }

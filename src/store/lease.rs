@@ -1,0 +1,83 @@
+//! The lock that says which replica keeps a site current: held by one connection of its own,
+//! so it ends with that connection (a stopped or killed replica frees it at once). A session
+//! advisory lock on PostgreSQL, `GET_LOCK` on MySQL/MariaDB; SQLite is one process, which
+//! always holds it.
+
+use sqlx::{Connection, MySqlConnection, PgConnection};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{Store, StoreError};
+
+/// A connection that can take, and then holds, one site's lease.
+pub enum LeaseConnection {
+    Postgres {
+        conn: PgConnection,
+        key: i64,
+    },
+    Mysql {
+        conn: MySqlConnection,
+        name: String,
+    },
+    /// One process: the lease is always this replica's.
+    Single,
+}
+
+impl Store {
+    /// Opens the connection `site`'s lease is taken and held with.
+    pub async fn lease_connection(&self, site: &str) -> Result<LeaseConnection, StoreError> {
+        let hash = xxh3_64(format!("sitemapd lease {site}").as_bytes());
+        Ok(match self {
+            Store::Postgres(s) => LeaseConnection::Postgres {
+                conn: s.pool.acquire().await?.detach(),
+                key: hash as i64,
+            },
+            Store::Mysql(s) => LeaseConnection::Mysql {
+                conn: s.pool.acquire().await?.detach(),
+                name: format!("sitemapd-{hash:016x}"),
+            },
+            Store::Sqlite(_) => LeaseConnection::Single,
+        })
+    }
+}
+
+impl LeaseConnection {
+    /// Takes the lease if no other replica holds it; true when this connection holds it now.
+    pub async fn try_take(&mut self) -> Result<bool, StoreError> {
+        Ok(match self {
+            Self::Postgres { conn, key } => {
+                sqlx::query_scalar::<_, bool>("SELECT pg_try_advisory_lock($1)")
+                    .bind(*key)
+                    .fetch_one(conn)
+                    .await?
+            }
+            Self::Mysql { conn, name } => {
+                let taken: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(?, 0)")
+                    .bind(name.as_str())
+                    .fetch_one(conn)
+                    .await?;
+                taken == Some(1)
+            }
+            Self::Single => true,
+        })
+    }
+
+    /// Whether the lease this connection took is still its own (the connection is alive and,
+    /// on MySQL, the lock is still held by it).
+    pub async fn still_held(&mut self) -> Result<bool, StoreError> {
+        Ok(match self {
+            Self::Postgres { conn, .. } => {
+                conn.ping().await?;
+                true
+            }
+            Self::Mysql { conn, name } => {
+                let mine: Option<i64> =
+                    sqlx::query_scalar("SELECT IS_USED_LOCK(?) = CONNECTION_ID()")
+                        .bind(name.as_str())
+                        .fetch_one(conn)
+                        .await?;
+                mine == Some(1)
+            }
+            Self::Single => true,
+        })
+    }
+}
