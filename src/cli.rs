@@ -78,7 +78,8 @@ enum RobotsCommand {
     Test {
         /// Absolute URL or path to test
         url: String,
-        /// Crawler user agent (product token)
+        /// A crawler's product token, its registry name, or a whole User-Agent string (mapped
+        /// through the crawler registry to the token that crawler obeys)
         #[arg(long, default_value = "*")]
         user_agent: String,
     },
@@ -99,6 +100,11 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    // A bad crawler registry is a bad setting: refused in one line before anything starts.
+    if let Err(e) = crate::app::crawler_registry(&config) {
+        eprintln!("sitemapd: {}", crate::error::Chain(&e));
+        return 2;
+    }
     let _log_writer = init_tracing(config.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -308,12 +308,16 @@ impl Registry {
         self.names.get(&name.trim().to_ascii_lowercase()).copied()
     }
 
-    /// The crawler that obeys the robots.txt product token `token`, ignoring ASCII case; a
-    /// version after a `/` (`iaskspider/2.0`) is ignored.
+    /// The crawler that obeys the robots.txt product token `token`, ignoring ASCII case; what
+    /// follows the token (`iaskspider/2.0`, `panscient.com`) is ignored when `token` as a whole
+    /// is not one.
     pub fn by_token(&self, token: &str) -> Option<CrawlerId> {
         let token = token.trim();
-        let bare = token.split('/').next().unwrap_or(token).trim();
-        [token, bare]
+        let end = token
+            .bytes()
+            .position(|b| !is_token_byte(b))
+            .unwrap_or(token.len());
+        [token, &token[..end]]
             .into_iter()
             .find_map(|t| self.tokens.get(&t.to_ascii_lowercase()).copied())
     }
@@ -470,15 +474,20 @@ fn check_text(what: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A token goes into a `User-agent:` line: one line, no comment, no surrounding space.
+/// A token goes into a `User-agent:` line: an RFC 9309 product token (letters, `-` and `_`), with
+/// the digits real tokens carry (`MJ12bot`, `360Spider`).
 fn check_token(token: &str) -> Result<(), String> {
     check_text("tokens", token)?;
-    if token.trim() != token || token.contains('#') || token.contains(':') {
+    if !token.bytes().all(is_token_byte) {
         return Err(format!(
-            "token {token:?} cannot be a robots.txt User-agent value (no `#`, `:` or surrounding spaces)"
+            "token {token:?} is not a robots.txt product token (letters, digits, \"-\" and \"_\")"
         ));
     }
     Ok(())
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
 }
 
 /// Patterns are matched as whole words, so they start and end with a letter or digit.
@@ -777,6 +786,12 @@ mod tests {
         assert_eq!(name(registry.by_token("gptbot")), Some("GPTBot"));
         assert_eq!(name(registry.by_token("msnbot")), Some("bingbot"));
         assert_eq!(name(registry.by_token("iaskspider/2.0")), Some("iAskBot"));
+        assert_eq!(name(registry.by_token("panscient.com")), Some("Panscient"));
+        assert_eq!(
+            name(registry.by_token("Kangaroo Bot")),
+            Some("Kangaroo Bot")
+        );
+        assert_eq!(name(registry.by_name("Kangaroo Bot")), Some("Kangaroo Bot"));
         assert_eq!(name(registry.by_name("CHATGPT-USER")), Some("ChatGPT-User"));
         assert_eq!(registry.by_name("nobody"), None);
         assert_eq!(registry.robots_token("Googlebot-News"), "Googlebot-News");
@@ -870,8 +885,8 @@ mod tests {
                 ["\"Foo\" (#1)", "sequence", "extra.toml"],
             ),
             (
-                "[[crawler]]\nname = \"Foo\"\ntokens = [\"Foo: x\"]\npurpose = \"seo\"\n",
-                ["\"Foo\" (#1)", "User-agent value", "extra.toml"],
+                "[[crawler]]\nname = \"Foo\"\ntokens = [\"Foo Bot\"]\npurpose = \"seo\"\n",
+                ["\"Foo\" (#1)", "not a robots.txt product token", "extra.toml"],
             ),
             (
                 "[[crawler]]\nname = \"Foo\"\ntokens = [\"Foo\"]\nuser_agent = [\"-Foo\"]\npurpose = \"seo\"\n",

@@ -20,6 +20,7 @@ mod import;
 mod notify;
 mod operations;
 mod outage;
+mod registry;
 mod requests;
 mod robots;
 mod serving;
