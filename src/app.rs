@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 
 use crate::answer::Reader;
 use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
+use crate::crawlers::{Registry, RegistryError};
 use crate::http::{self, App};
 use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
@@ -57,15 +58,28 @@ pub enum StartError {
     },
     #[error(transparent)]
     Notify(crate::notify::NotifyError),
+    #[error("CRAWLERS_FILE={0}")]
+    Crawlers(#[from] RegistryError),
 }
 
 impl StartError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Config(_) | Self::TemplateUnreadable { .. } | Self::Robots(_) => 2,
+            Self::Config(_)
+            | Self::TemplateUnreadable { .. }
+            | Self::Robots(_)
+            | Self::Crawlers(_) => 2,
             _ => 1,
         }
     }
+}
+
+/// The crawler registry: the built-in one, extended by `CRAWLERS_FILE` when it is set.
+pub fn crawler_registry(config: &Config) -> Result<Registry, StartError> {
+    Ok(match &config.crawlers_file {
+        Some(path) => Registry::with_file(path)?,
+        None => Registry::builtin(),
+    })
 }
 
 /// The robots.txt this configuration serves, and the rules entries are checked against.
@@ -131,6 +145,7 @@ impl Service {
     /// sweep (or the verification of what is stored) runs once [`Service::serve`] does.
     pub async fn start(config: &Config) -> Result<Self, StartError> {
         // Every template is checked before anything else happens.
+        let crawlers = Arc::new(crawler_registry(config)?);
         let mut prepared = Vec::with_capacity(config.sites.len());
         for site in &config.sites {
             prepared.push((site, served_robots(config, site)?));
@@ -182,7 +197,10 @@ impl Service {
                 metrics.clone(),
                 indexnow_key,
             )),
-            ledger: Arc::new(crate::crawlers::Ledger::new(metrics.crawlers.clone())),
+            ledger: Arc::new(crate::crawlers::Ledger::new(
+                crawlers,
+                metrics.crawlers.clone(),
+            )),
             metrics,
             cache_control: HeaderValue::from_str(&config.cache_control)
                 .unwrap_or(HeaderValue::from_static("public, max-age=300")),

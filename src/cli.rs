@@ -79,7 +79,8 @@ enum RobotsCommand {
     Test {
         /// Absolute URL or path to test
         url: String,
-        /// Crawler user agent (product token)
+        /// A crawler's product token, its registry name, or a whole User-Agent string (mapped
+        /// through the crawler registry to the token that crawler obeys)
         #[arg(long, default_value = "*")]
         user_agent: String,
     },
@@ -100,6 +101,11 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    // A bad crawler registry is a bad setting: refused in one line before anything starts.
+    if let Err(e) = crate::app::crawler_registry(&config) {
+        eprintln!("sitemapd: {}", crate::error::Chain(&e));
+        return 2;
+    }
     let config = match command {
         Command::Demo => demo::with_status_page(config),
         _ => config,

@@ -155,7 +155,17 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
     let path = path_of(url);
-    let verdict = served.evaluate(agent, &path);
+    // A crawler's name or whole User-Agent string answers for the token that crawler obeys.
+    let registry = app::crawler_registry(config)?;
+    let token = registry.robots_token(agent);
+    let verdict = served.evaluate(token, &path);
+    let agent = match registry.resolve(agent) {
+        Some(id) if !registry.get(id).name.eq_ignore_ascii_case(token) => {
+            format!("{} (token {token})", registry.get(id).name)
+        }
+        Some(_) => token.to_string(),
+        None => agent.to_string(),
+    };
     let word = if verdict.allowed {
         "allowed"
     } else {

@@ -17,7 +17,7 @@ use axum::{Json, Router};
 use minijinja::{context, Environment};
 
 use crate::http::AppState;
-use status::{known_agents, robots_answer, Status};
+use status::{robots_answer, Status};
 
 const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");
 const TEMPLATE: &str = include_str!("../../templates/status.html");
@@ -54,7 +54,10 @@ fn templates() -> Environment<'static> {
 #[derive(Debug, serde::Deserialize)]
 struct RobotsQuestion {
     url: Option<String>,
+    /// A registry crawler's name (the page's select), or a product token.
     agent: Option<String>,
+    /// A whole User-Agent string, which wins over `agent` when given.
+    user_agent: Option<String>,
     /// Which site's robots.txt (its base URL); the first site by default.
     site: Option<String>,
 }
@@ -159,22 +162,27 @@ async fn page(
     Query(question): Query<RobotsQuestion>,
 ) -> Response {
     let status = Status::of(&app);
+    let typed = question
+        .user_agent
+        .as_deref()
+        .map(str::trim)
+        .filter(|ua| !ua.is_empty());
+    let chosen = question.agent.as_deref().unwrap_or("Googlebot");
     let answer = question
         .url
         .as_deref()
         .filter(|u| !u.is_empty())
         .map(|url| {
             let site = site_named(&app, question.site.as_deref());
-            let agent = question.agent.as_deref().unwrap_or("Googlebot");
-            robots_answer(site, url, agent)
+            robots_answer(site, app.ledger.registry(), url, typed.unwrap_or(chosen))
         });
     let rendered = templates.get_template("status.html").and_then(|t| {
         t.render(context! {
             status => status,
             answer => answer,
-            agents => known_agents(),
-            asked_url => question.url.unwrap_or_default(),
-            asked_agent => question.agent.unwrap_or_else(|| "Googlebot".into()),
+            asked_url => question.url.as_deref().unwrap_or_default(),
+            asked_agent => chosen,
+            asked_user_agent => typed.unwrap_or_default(),
         })
     });
     html(rendered)

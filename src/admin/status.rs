@@ -6,12 +6,12 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::crawlers::{Crawler, DayCount, Ledger};
+use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
+use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{page_file_name, Group, Readiness, Site};
-use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
@@ -27,7 +27,10 @@ pub struct Status {
     pub generated_at: String,
     pub version: &'static str,
     pub sites: Vec<SiteStatus>,
+    /// The crawlers that came since the start, by purpose then registry order, and "other" last.
     pub crawlers: Vec<CrawlerStatus>,
+    /// Every registry crawler, by purpose: who read robots.txt, and the tester's choices.
+    pub purposes: Vec<PurposeStatus>,
     /// The most requests any crawler made on one day of the last two weeks (the chart's scale).
     pub busiest_day: u64,
     pub deliveries: Deliveries,
@@ -88,16 +91,52 @@ pub struct Finding {
 
 #[derive(Debug, Serialize)]
 pub struct CrawlerStatus {
-    pub crawler: &'static str,
+    /// The registry crawler's name, or `other` for User-Agents the registry does not know.
+    pub crawler: String,
+    /// Its purpose (`search`, `ai-training`, ...); `None` for `other`.
+    pub purpose: Option<&'static str>,
+    /// The purpose for people ("AI training"), or "Not in the registry" for `other`.
+    pub purpose_label: &'static str,
+    pub operator: String,
     pub last_fetch: Option<String>,
     pub ok: u64,
     pub not_modified: u64,
+    /// Its latest read of robots.txt (a 200 or 304), any site.
+    pub robots_txt_last_fetch: Option<String>,
     pub files_fetched: usize,
     pub files_behind: usize,
     /// `site file` of up to 20 files changed since this crawler last fetched them.
     pub behind: Vec<String>,
     /// Requests per day, the last two weeks, oldest first.
     pub per_day: Vec<DayCount>,
+}
+
+/// The registry's crawlers of one purpose.
+#[derive(Debug, Serialize)]
+pub struct PurposeStatus {
+    /// `search`, `ai-training`, ...
+    pub purpose: &'static str,
+    /// For people: "AI training".
+    pub label: &'static str,
+    pub crawlers: Vec<KnownCrawler>,
+    /// How many of them read robots.txt since the start.
+    pub read_robots_txt: usize,
+}
+
+/// One registry crawler, whether it came or not.
+#[derive(Debug, Serialize)]
+pub struct KnownCrawler {
+    pub name: String,
+    pub operator: String,
+    /// The robots.txt product tokens it obeys.
+    pub tokens: Vec<String>,
+    /// Whether it fetches at all (Google-Extended and Applebot-Extended are tokens only).
+    pub fetches: bool,
+    /// Whether its operator documents how to verify it (reverse DNS or published ranges).
+    pub verifiable: bool,
+    /// Its latest read of robots.txt since the start; `None`: it cannot know the site's policy
+    /// from this process's robots.txt.
+    pub robots_txt_last_fetch: Option<String>,
 }
 
 /// What the change notifications delivered since the process started.
@@ -119,7 +158,12 @@ pub struct Deliveries {
 #[derive(Debug, Serialize)]
 pub struct RobotsAnswer {
     pub url: String,
+    /// What was asked: a crawler's name, a product token or a whole User-Agent string.
     pub agent: String,
+    /// The registry crawler `agent` means, if any.
+    pub crawler: Option<String>,
+    /// The product token the verdict is for (the crawler's own token when the registry knows it).
+    pub token: String,
     pub allowed: bool,
     /// `line 4: Disallow: /admin/`, or why nothing decided.
     pub decided_by: String,
@@ -129,6 +173,7 @@ impl Status {
     pub fn of(app: &App) -> Self {
         let changed = ChangeTimes::of(&app.sites);
         let crawlers = crawlers(&app.ledger, &changed);
+        let purposes = purposes(&app.ledger);
         let busiest_day = crawlers
             .iter()
             .flat_map(|c| c.per_day.iter().map(|d| d.requests))
@@ -139,6 +184,7 @@ impl Status {
             version: env!("CARGO_PKG_VERSION"),
             sites: app.sites.iter().map(|site| site_status(site)).collect(),
             crawlers,
+            purposes,
             busiest_day,
             deliveries: deliveries(app),
         }
@@ -245,17 +291,28 @@ fn group_status(group: &Group) -> GroupStatus {
 }
 
 fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
-    ledger
-        .snapshot()
+    let registry = ledger.registry();
+    let mut activities = ledger.snapshot();
+    // By purpose, then registry order (the snapshot's, kept by the stable sort); other last.
+    activities.sort_by_key(|a| {
+        a.crawler
+            .map_or(Purpose::ALL.len(), |id| purpose_rank(registry, id))
+    });
+    activities
         .into_iter()
         .map(|activity| {
             let behind =
                 ledger.files_changed_since(activity.crawler, |site, file| changed.get(site, file));
+            let info = activity.crawler.map(|id| registry.get(id));
             CrawlerStatus {
-                crawler: activity.crawler.as_str(),
+                crawler: activity.name,
+                purpose: info.map(|c| c.purpose.as_str()),
+                purpose_label: info.map_or("Not in the registry", |c| c.purpose.label()),
+                operator: info.map(|c| c.operator.clone()).unwrap_or_default(),
                 last_fetch: activity.last_fetch.map(time),
                 ok: activity.ok,
                 not_modified: activity.not_modified,
+                robots_txt_last_fetch: activity.robots_txt.map(time),
                 files_fetched: activity.files.len(),
                 files_behind: behind.len(),
                 behind: behind
@@ -264,6 +321,47 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
                     .map(|(site, file)| format!("{site} {file}"))
                     .collect(),
                 per_day: activity.per_day,
+            }
+        })
+        .collect()
+}
+
+fn purpose_rank(registry: &Registry, id: CrawlerId) -> usize {
+    let purpose = registry.get(id).purpose;
+    Purpose::ALL
+        .iter()
+        .position(|p| *p == purpose)
+        .unwrap_or_default()
+}
+
+/// Every registry crawler by purpose, with its last read of robots.txt.
+fn purposes(ledger: &Ledger) -> Vec<PurposeStatus> {
+    let registry = ledger.registry();
+    Purpose::ALL
+        .into_iter()
+        .map(|purpose| {
+            let crawlers: Vec<KnownCrawler> = registry
+                .by_purpose(purpose)
+                .map(|id| {
+                    let info = registry.get(id);
+                    KnownCrawler {
+                        name: info.name.clone(),
+                        operator: info.operator.clone(),
+                        tokens: info.tokens.clone(),
+                        fetches: info.fetches(),
+                        verifiable: info.is_verifiable(),
+                        robots_txt_last_fetch: ledger.robots_txt_fetch(Some(id)).map(time),
+                    }
+                })
+                .collect();
+            PurposeStatus {
+                purpose: purpose.as_str(),
+                label: purpose.label(),
+                read_robots_txt: crawlers
+                    .iter()
+                    .filter(|c| c.robots_txt_last_fetch.is_some())
+                    .count(),
+                crawlers,
             }
         })
         .collect()
@@ -304,11 +402,14 @@ fn deliveries(app: &App) -> Deliveries {
     }
 }
 
-/// The verdict of `site`'s served robots.txt for `agent` fetching `url`.
-pub fn robots_answer(site: &Site, url: &str, agent: &str) -> RobotsAnswer {
+/// The verdict of `site`'s served robots.txt for `agent` fetching `url`: `agent` is a registry
+/// crawler's name, a product token or a whole User-Agent string, mapped through the registry to
+/// the token that crawler would look for.
+pub fn robots_answer(site: &Site, registry: &Registry, url: &str, agent: &str) -> RobotsAnswer {
     let body = site.first().snapshot().robots.body.clone();
     let text = String::from_utf8_lossy(&body);
-    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(agent, url));
+    let token = registry.robots_token(agent);
+    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(token, url));
     let (allowed, decided_by) = match verdict {
         Ok(Verdict {
             allowed,
@@ -320,18 +421,13 @@ pub fn robots_answer(site: &Site, url: &str, agent: &str) -> RobotsAnswer {
     RobotsAnswer {
         url: url.to_string(),
         agent: agent.to_string(),
+        crawler: registry
+            .resolve(agent)
+            .map(|id| registry.get(id).name.clone()),
+        token: token.to_string(),
         allowed,
         decided_by,
     }
-}
-
-/// The crawler names the tester offers, with a full User-Agent each would send.
-pub fn known_agents() -> Vec<&'static str> {
-    Crawler::ALL
-        .iter()
-        .filter(|c| **c != Crawler::Other)
-        .map(|c| c.as_str())
-        .collect()
 }
 
 fn readiness(readiness: Readiness) -> &'static str {

@@ -98,6 +98,9 @@ pub struct Config {
     pub routed_by_host: bool,
     /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
     pub stylesheet: bool,
+    /// `CRAWLERS_FILE`: a crawler registry that extends or overrides the built-in one (read and
+    /// checked when the service starts).
+    pub crawlers_file: Option<PathBuf>,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -274,6 +277,7 @@ impl Config {
                     _ => None,
                 },
             )?,
+            crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
         })
     }
 

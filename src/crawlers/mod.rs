@@ -3,26 +3,29 @@
 //! page and the metrics `sitemapd_crawler_requests_total{crawler,status}` and
 //! `sitemapd_crawler_files_behind{crawler}`.
 //!
-//! Crawlers are told apart by the product token in their User-Agent ([`Crawler::classify`]).
-//! User-Agent can be forged, so these counts describe what requests *claimed* to be: verifying
-//! a crawler takes a reverse-DNS lookup of the client address and a forward lookup of the name
-//! found (Google and Bing document the check), which is not done here.
+//! Crawlers are told apart by the [`Registry`] (data/crawlers.toml and `CRAWLERS_FILE`): each
+//! registry crawler by its name, and "other" for a User-Agent the registry does not know.
+//! User-Agent can be forged, so these counts describe what requests *claimed* to be.
 //!
 //! Recording sits on every request's path, so it never awaits, never allocates for a file it
-//! already knows, and holds one of seven small locks (one per crawler) only for a counter bump and
-//! a map update. Memory is bounded whatever the traffic: each crawler tracks at most
-//! [`MAX_FILES_PER_CRAWLER`] files and forgets the least recently fetched first.
+//! already knows, and holds one small lock (its crawler's) only for a counter bump and a map
+//! update. A crawler's part of the ledger is made on its first request, so the hundreds of
+//! registry crawlers that never come cost a slot each. Memory is bounded whatever the traffic:
+//! each crawler tracks at most [`MAX_FILES_PER_CRAWLER`] files and forgets the least recently
+//! fetched first.
 
 mod recent;
+pub mod registry;
 
-use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+pub use registry::{CrawlerId, CrawlerInfo, Purpose, Registry, RegistryError};
 
-use prometheus_client::encoding::EncodeLabelSet;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::Registry as MetricsRegistry;
 use serde::Serialize;
 
 use recent::Recent;
@@ -40,109 +43,39 @@ pub const MAX_FILES_PER_CRAWLER: usize = 10_000;
 /// bounded too. Real keys (a base URL and a file name) are far shorter.
 const MAX_KEY_BYTES: usize = 1024;
 
-/// How much of a User-Agent [`Crawler::classify`] reads: real crawlers name themselves well
-/// within it, and a huge header costs no more than this.
-const USER_AGENT_SCAN_BYTES: usize = 512;
+/// The name requests of no registry crawler are counted under.
+pub const OTHER: &str = "other";
 
-/// A crawler, named by the product token its User-Agent carries.
-///
-/// Serialises as [`Crawler::as_str`], the same name the metrics' `crawler` label uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Crawler {
-    /// Google's crawlers that carry the token, e.g. `Googlebot/2.1`, `Googlebot-Image/1.0`.
-    Googlebot,
-    /// Bing (`bingbot/2.0`).
-    #[serde(rename = "bingbot")]
-    Bingbot,
-    /// Yandex (`YandexBot/3.0`).
-    YandexBot,
-    /// Apple (`Applebot/0.1`).
-    Applebot,
-    /// DuckDuckGo (`DuckDuckBot/1.1`, `DuckDuckBot-Https/1.1`).
-    DuckDuckBot,
-    /// Baidu (`Baiduspider/2.0`).
-    Baiduspider,
-    /// Anything else: browsers, curl, other bots, no User-Agent at all.
-    #[serde(rename = "other")]
-    Other,
-}
+/// The file whose fetches tell whether a crawler can know the site's policy.
+const ROBOTS_TXT: &str = "robots.txt";
 
-/// The token each named crawler is recognised by, lowercase (matched ignoring ASCII case).
-const TOKENS: [(&[u8], Crawler); 6] = [
-    (b"googlebot", Crawler::Googlebot),
-    (b"bingbot", Crawler::Bingbot),
-    (b"yandexbot", Crawler::YandexBot),
-    (b"applebot", Crawler::Applebot),
-    (b"duckduckbot", Crawler::DuckDuckBot),
-    (b"baiduspider", Crawler::Baiduspider),
-];
+/// A crawler's name as a metrics label value: shared, so counting a request copies a pointer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct CrawlerName(Arc<str>);
 
-impl Crawler {
-    /// Every crawler, in the order the status page and [`Ledger::snapshot`] list them.
-    pub const ALL: [Crawler; 7] = [
-        Crawler::Googlebot,
-        Crawler::Bingbot,
-        Crawler::YandexBot,
-        Crawler::Applebot,
-        Crawler::DuckDuckBot,
-        Crawler::Baiduspider,
-        Crawler::Other,
-    ];
-
-    /// The name shown and used as the metrics' `crawler` label: each crawler's own spelling of
-    /// its token (`bingbot` is lowercase), and `other`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Crawler::Googlebot => "Googlebot",
-            Crawler::Bingbot => "bingbot",
-            Crawler::YandexBot => "YandexBot",
-            Crawler::Applebot => "Applebot",
-            Crawler::DuckDuckBot => "DuckDuckBot",
-            Crawler::Baiduspider => "Baiduspider",
-            Crawler::Other => "other",
-        }
-    }
-
-    /// The crawler a User-Agent names: the first known token found in it, ignoring ASCII case,
-    /// or [`Crawler::Other`].
-    ///
-    /// Runs on every request, so it neither allocates nor uses a regex: one pass over at most the
-    /// first 512 bytes, comparing bytes in place only where a token's first letter appears.
-    pub fn classify(user_agent: &str) -> Crawler {
-        let bytes = user_agent.as_bytes();
-        let mut rest = &bytes[..bytes.len().min(USER_AGENT_SCAN_BYTES)];
-        while let Some((&first, tail)) = rest.split_first() {
-            let first = first.to_ascii_lowercase();
-            for (token, crawler) in TOKENS {
-                if token[0] == first
-                    && rest.len() >= token.len()
-                    && rest[..token.len()].eq_ignore_ascii_case(token)
-                {
-                    return crawler;
-                }
-            }
-            rest = tail;
-        }
-        Crawler::Other
-    }
-
-    /// Position in [`Crawler::ALL`], which is also the declaration order.
-    fn index(self) -> usize {
-        self as usize
+impl CrawlerName {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
-impl fmt::Display for Crawler {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+impl From<&str> for CrawlerName {
+    fn from(name: &str) -> Self {
+        Self(Arc::from(name))
+    }
+}
+
+impl EncodeLabelValue for CrawlerName {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        EncodeLabelValue::encode(&self.as_str(), encoder)
     }
 }
 
 /// Labels of `sitemapd_crawler_requests_total`: who claimed to ask, and the status sent.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CrawlerStatusLabels {
-    /// [`Crawler::as_str`].
-    pub crawler: &'static str,
+    /// The registry crawler's name, or [`OTHER`].
+    pub crawler: CrawlerName,
     /// The HTTP status code of the response (a label value like `200`).
     pub status: u16,
 }
@@ -150,8 +83,8 @@ pub struct CrawlerStatusLabels {
 /// Labels of `sitemapd_crawler_files_behind`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CrawlerLabels {
-    /// [`Crawler::as_str`].
-    pub crawler: &'static str,
+    /// The registry crawler's name, or [`OTHER`].
+    pub crawler: CrawlerName,
 }
 
 /// The ledger's metrics; [`CrawlerMetrics::register`] adds them to the service's registry, and a
@@ -168,7 +101,7 @@ pub struct CrawlerMetrics {
 impl CrawlerMetrics {
     /// Adds these metrics to `registry` (names get the registry's prefix, and `_total` for the
     /// counter): `crawler_requests` and `crawler_files_behind`.
-    pub fn register(&self, registry: &mut Registry) {
+    pub fn register(&self, registry: &mut MetricsRegistry) {
         registry.register(
             "crawler_requests",
             "Requests by the crawler their User-Agent claims (unverified) and response status",
@@ -196,7 +129,11 @@ pub struct FileFetch {
 /// What one crawler did, for the status page (serialised as JSON there).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CrawlerActivity {
-    pub crawler: Crawler,
+    /// The registry crawler, or `None` for requests of no registry crawler ("other").
+    #[serde(skip)]
+    pub crawler: Option<CrawlerId>,
+    /// Its registry name, or [`OTHER`].
+    pub name: String,
     /// The crawler's latest request of any file, whatever its status (unix seconds); `None` if
     /// it never came since the service started.
     pub last_fetch: Option<i64>,
@@ -204,6 +141,9 @@ pub struct CrawlerActivity {
     pub ok: u64,
     /// `304` responses: re-fetches the validators saved.
     pub not_modified: u64,
+    /// Its latest `200` or `304` of robots.txt, of any site (unix seconds): a crawler that never
+    /// read it cannot know the site's policy.
+    pub robots_txt: Option<i64>,
     /// The files it fetched (at most [`MAX_FILES_PER_CRAWLER`], the most recent), sorted by site
     /// then file.
     pub files: Vec<FileFetch>,
@@ -226,6 +166,7 @@ pub const DAYS_KEPT: usize = 14;
 #[derive(Debug)]
 struct Track {
     last_fetch: Option<i64>,
+    robots_txt: Option<i64>,
     ok: u64,
     not_modified: u64,
     files: Recent,
@@ -237,6 +178,7 @@ impl Track {
     fn new(file_capacity: usize) -> Self {
         Self {
             last_fetch: None,
+            robots_txt: None,
             ok: 0,
             not_modified: 0,
             files: Recent::new(file_capacity),
@@ -254,28 +196,54 @@ impl Track {
 /// used regardless: a statistics ledger must never fail the request that feeds it.
 #[derive(Debug)]
 pub struct Ledger {
-    tracks: [Mutex<Track>; 7],
+    registry: Arc<Registry>,
+    /// One slot per registry crawler in registry order, then one for "other"; a slot's track is
+    /// made on the crawler's first request.
+    tracks: Box<[OnceLock<Mutex<Track>>]>,
+    /// The metrics' label of each slot, made once so that counting a request copies a pointer.
+    names: Box<[CrawlerName]>,
+    file_capacity: usize,
     metrics: CrawlerMetrics,
 }
 
 impl Default for Ledger {
-    /// A ledger with metrics of its own, registered nowhere (for tests and tools).
+    /// A ledger over the built-in registry with metrics of its own, registered nowhere (for tests
+    /// and tools).
     fn default() -> Self {
-        Self::new(CrawlerMetrics::default())
+        Self::new(Arc::new(Registry::builtin()), CrawlerMetrics::default())
     }
 }
 
 impl Ledger {
-    /// An empty ledger that counts into `metrics` (register them with the service's registry).
-    pub fn new(metrics: CrawlerMetrics) -> Self {
-        Self::with_file_capacity(MAX_FILES_PER_CRAWLER, metrics)
+    /// An empty ledger of `registry`'s crawlers that counts into `metrics` (register them with
+    /// the service's registry).
+    pub fn new(registry: Arc<Registry>, metrics: CrawlerMetrics) -> Self {
+        Self::with_file_capacity(registry, MAX_FILES_PER_CRAWLER, metrics)
     }
 
-    fn with_file_capacity(file_capacity: usize, metrics: CrawlerMetrics) -> Self {
+    fn with_file_capacity(
+        registry: Arc<Registry>,
+        file_capacity: usize,
+        metrics: CrawlerMetrics,
+    ) -> Self {
+        let names = registry
+            .crawlers()
+            .iter()
+            .map(|c| CrawlerName::from(c.name.as_str()))
+            .chain([CrawlerName::from(OTHER)])
+            .collect();
         Self {
-            tracks: std::array::from_fn(|_| Mutex::new(Track::new(file_capacity))),
+            tracks: (0..=registry.len()).map(|_| OnceLock::new()).collect(),
+            names,
+            registry,
+            file_capacity,
             metrics,
         }
+    }
+
+    /// The crawlers this ledger tells apart.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
     }
 
     /// The metrics this ledger counts into.
@@ -283,49 +251,82 @@ impl Ledger {
         &self.metrics
     }
 
-    /// Notes that `crawler` was answered `status` for `file` of `site` at `at` (unix seconds).
+    /// The registry crawler a request's User-Agent names; `None` ("other") for none or no header.
+    pub fn classify(&self, user_agent: Option<&str>) -> Option<CrawlerId> {
+        user_agent.and_then(|ua| self.registry.classify(ua))
+    }
+
+    /// The name `crawler` is shown and counted under: its registry name, or [`OTHER`].
+    pub fn name(&self, crawler: Option<CrawlerId>) -> &str {
+        self.names[self.slot(crawler)].as_str()
+    }
+
+    /// Notes that `crawler` (`None`: other) was answered `status` for `file` of `site` at `at`
+    /// (unix seconds).
     ///
     /// Every status counts in `sitemapd_crawler_requests_total` and in the crawler's last fetch;
     /// only `200` and `304` (the crawler now has the current file) count as `ok` /
     /// `not_modified` and update the file's last fetch. O(1) amortised; allocates only the
-    /// first time a crawler fetches a file (or after the file was forgotten).
-    pub fn record(&self, crawler: Crawler, site: &str, file: &str, status: u16, at: i64) {
+    /// first time a crawler comes or fetches a file (or after the file was forgotten).
+    pub fn record(&self, crawler: Option<CrawlerId>, site: &str, file: &str, status: u16, at: i64) {
+        let slot = self.slot(crawler);
         self.metrics
             .requests
             .get_or_create(&CrawlerStatusLabels {
-                crawler: crawler.as_str(),
+                crawler: self.names[slot].clone(),
                 status,
             })
             .inc();
-        let mut track = self.track(crawler);
+        let mut track = self.track_of_slot(slot);
         track.last_fetch = Some(track.last_fetch.map_or(at, |last| last.max(at)));
         let day = at.div_euclid(86_400);
-        let slot = &mut track.days[day.rem_euclid(DAYS_KEPT as i64) as usize];
-        if slot.0 != day {
-            *slot = (day, 0);
+        let day_slot = &mut track.days[day.rem_euclid(DAYS_KEPT as i64) as usize];
+        if day_slot.0 != day {
+            *day_slot = (day, 0);
         }
-        slot.1 += 1;
+        day_slot.1 += 1;
         match status {
             200 => track.ok += 1,
             304 => track.not_modified += 1,
             _ => return,
+        }
+        if file == ROBOTS_TXT {
+            track.robots_txt = Some(track.robots_txt.map_or(at, |last| last.max(at)));
         }
         if site.len() + file.len() <= MAX_KEY_BYTES {
             track.files.touch(site, file, at);
         }
     }
 
-    /// What every crawler did, in [`Crawler::ALL`] order.
+    /// The crawlers that came since the start, in registry order, then "other" (always).
+    pub fn seen(&self) -> impl Iterator<Item = Option<CrawlerId>> + '_ {
+        self.registry
+            .ids()
+            .filter(|id| self.tracks[id.index()].get().is_some())
+            .map(Some)
+            .chain([None])
+    }
+
+    /// When `crawler` last read robots.txt (a `200` or `304`), unix seconds; `None`: never since
+    /// the start.
+    pub fn robots_txt_fetch(&self, crawler: Option<CrawlerId>) -> Option<i64> {
+        self.tracks[self.slot(crawler)]
+            .get()
+            .and_then(|track| lock(track).robots_txt)
+    }
+
+    /// What every crawler that came did ([`Ledger::seen`] order; "other" always last).
     pub fn snapshot(&self) -> Vec<CrawlerActivity> {
-        Crawler::ALL
-            .into_iter()
+        let now = chrono::Utc::now().timestamp();
+        self.seen()
             .map(|crawler| {
-                let (last_fetch, ok, not_modified, fetched, days) = {
+                let (last_fetch, ok, not_modified, robots_txt, fetched, days) = {
                     let track = self.track(crawler);
                     (
                         track.last_fetch,
                         track.ok,
                         track.not_modified,
+                        track.robots_txt,
                         Self::fetched(&track),
                         track.days,
                     )
@@ -341,11 +342,13 @@ impl Ledger {
                 files.sort_unstable_by(|a, b| (&a.site, &a.file).cmp(&(&b.site, &b.file)));
                 CrawlerActivity {
                     crawler,
+                    name: self.name(crawler).to_string(),
                     last_fetch,
                     ok,
                     not_modified,
+                    robots_txt,
                     files,
-                    per_day: per_day(&days, chrono::Utc::now().timestamp()),
+                    per_day: per_day(&days, now),
                 }
             })
             .collect()
@@ -357,7 +360,7 @@ impl Ledger {
     /// longer exists (not counted: there is nothing left to fetch).
     pub fn files_behind(
         &self,
-        crawler: Crawler,
+        crawler: Option<CrawlerId>,
         changed: impl Fn(&str, &str) -> Option<i64>,
     ) -> usize {
         self.behind(crawler)
@@ -368,7 +371,7 @@ impl Ledger {
     /// The (site, file) pairs [`Ledger::files_behind`] counts, sorted by site then file.
     pub fn files_changed_since(
         &self,
-        crawler: Crawler,
+        crawler: Option<CrawlerId>,
         changed: impl Fn(&str, &str) -> Option<i64>,
     ) -> Vec<(String, String)> {
         let mut files: Vec<(String, String)> = self
@@ -380,24 +383,32 @@ impl Ledger {
         files
     }
 
-    /// Sets `sitemapd_crawler_files_behind` for every crawler; call it before the metrics are
-    /// encoded (or after each sweep), with the same `changed` as [`Ledger::files_behind`].
+    /// Sets `sitemapd_crawler_files_behind` for every crawler that came and "other"; call it
+    /// before the metrics are encoded (or after each sweep), with the same `changed` as
+    /// [`Ledger::files_behind`].
     pub fn refresh_files_behind(&self, changed: impl Fn(&str, &str) -> Option<i64>) {
-        for crawler in Crawler::ALL {
+        for crawler in self.seen() {
             let behind = self.files_behind(crawler, &changed);
             self.metrics
                 .files_behind
                 .get_or_create(&CrawlerLabels {
-                    crawler: crawler.as_str(),
+                    crawler: self.names[self.slot(crawler)].clone(),
                 })
                 .set(i64::try_from(behind).unwrap_or(i64::MAX));
         }
     }
 
     /// `crawler`'s tracked files, copied out so `changed` runs without the lock held: a slow
-    /// callback must not make a request wait.
-    fn behind(&self, crawler: Crawler) -> impl Iterator<Item = (Arc<str>, Arc<str>, i64)> {
-        Self::fetched(&self.track(crawler)).into_iter()
+    /// `changed` never holds up the requests recording into the same crawler's track.
+    fn behind(
+        &self,
+        crawler: Option<CrawlerId>,
+    ) -> impl Iterator<Item = (Arc<str>, Arc<str>, i64)> {
+        let fetched = match self.tracks[self.slot(crawler)].get() {
+            Some(track) => Self::fetched(&lock(track)),
+            None => Vec::new(),
+        };
+        fetched.into_iter()
     }
 
     /// A track's files as shared strings (cheap to copy under the lock: reference counts only).
@@ -409,11 +420,24 @@ impl Ledger {
             .collect()
     }
 
-    fn track(&self, crawler: Crawler) -> MutexGuard<'_, Track> {
-        self.tracks[crawler.index()]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The slot of `crawler`: its registry index, or the last one for "other". An id beyond
+    /// this ledger's registry counts as "other" rather than failing the request.
+    fn slot(&self, crawler: Option<CrawlerId>) -> usize {
+        let other = self.registry.len();
+        crawler.map_or(other, |id| id.index().min(other))
     }
+
+    fn track(&self, crawler: Option<CrawlerId>) -> MutexGuard<'_, Track> {
+        self.track_of_slot(self.slot(crawler))
+    }
+
+    fn track_of_slot(&self, slot: usize) -> MutexGuard<'_, Track> {
+        lock(self.tracks[slot].get_or_init(|| Mutex::new(Track::new(self.file_capacity))))
+    }
+}
+
+fn lock(track: &Mutex<Track>) -> MutexGuard<'_, Track> {
+    track.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether a file fetched at `last_fetch` has changed since (and still exists).
@@ -448,108 +472,38 @@ mod tests {
 
     const SITE: &str = "https://example.com/";
 
-    #[test]
-    fn real_crawler_user_agents_are_classified_by_their_token() {
-        let cases = [
-            (
-                "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
-                Crawler::Googlebot,
-            ),
-            (
-                "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 \
-                 (KHTML, like Gecko) Chrome/120.0.6099.71 Mobile Safari/537.36 (compatible; \
-                 Googlebot/2.1; +http://www.google.com/bot.html)",
-                Crawler::Googlebot,
-            ),
-            ("Googlebot-Image/1.0", Crawler::Googlebot),
-            (
-                "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; \
-                 +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36",
-                Crawler::Bingbot,
-            ),
-            (
-                "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
-                Crawler::Bingbot,
-            ),
-            (
-                "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)",
-                Crawler::YandexBot,
-            ),
-            (
-                "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, \
-                 like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; \
-                 +http://www.apple.com/go/applebot)",
-                Crawler::Applebot,
-            ),
-            ("Applebot/0.1", Crawler::Applebot),
-            ("DuckDuckBot/1.1; (+http://duckduckgo.com/duckduckbot.html)", Crawler::DuckDuckBot),
-            ("DuckDuckBot-Https/1.1; (+https://duckduckgo.com/duckduckbot)", Crawler::DuckDuckBot),
-            (
-                "Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)",
-                Crawler::Baiduspider,
-            ),
-            ("curl/8.5.0", Crawler::Other),
-            (
-                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) \
-                 Chrome/124.0.0.0 Safari/537.36",
-                Crawler::Other,
-            ),
-            ("", Crawler::Other),
-        ];
-        for (user_agent, crawler) in cases {
-            assert_eq!(Crawler::classify(user_agent), crawler, "{user_agent}");
-        }
+    fn crawler(name: &str) -> Option<CrawlerId> {
+        Some(Registry::builtin().by_name(name).expect(name))
     }
 
-    #[test]
-    fn classification_ignores_case_and_reads_a_bounded_prefix() {
-        assert_eq!(Crawler::classify("GOOGLEBOT"), Crawler::Googlebot);
-        assert_eq!(Crawler::classify("BingBot/2.0"), Crawler::Bingbot);
-        assert_eq!(Crawler::classify("googlebo"), Crawler::Other);
-        assert_eq!(Crawler::classify("é googlebot é"), Crawler::Googlebot);
-        let padded = format!("{}Googlebot/2.1", "x".repeat(USER_AGENT_SCAN_BYTES));
-        assert_eq!(Crawler::classify(&padded), Crawler::Other);
-    }
-
-    #[test]
-    fn names_match_the_metric_labels_and_the_json() {
-        let names: Vec<&str> = Crawler::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "Googlebot",
-                "bingbot",
-                "YandexBot",
-                "Applebot",
-                "DuckDuckBot",
-                "Baiduspider",
-                "other"
-            ]
-        );
-        for crawler in Crawler::ALL {
-            let json = serde_json::to_string(&crawler).unwrap();
-            assert_eq!(json, format!("\"{crawler}\""));
-            assert_eq!(Crawler::ALL[crawler.index()], crawler);
-        }
+    fn ledger_with_capacity(capacity: usize) -> Ledger {
+        Ledger::with_file_capacity(
+            Arc::new(Registry::builtin()),
+            capacity,
+            CrawlerMetrics::default(),
+        )
     }
 
     #[test]
     fn counts_and_last_fetches_are_kept_per_crawler() {
         let ledger = Ledger::default();
-        ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 100);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap_index.xml", 200, 110);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap_index.xml", 304, 120);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap-9.xml.gz", 404, 130);
-        ledger.record(Crawler::Bingbot, SITE, "sitemap-3.xml.gz", 304, 90);
+        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 100);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 200, 110);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 304, 120);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap-9.xml.gz", 404, 130);
+        ledger.record(crawler("bingbot"), SITE, "sitemap-3.xml.gz", 304, 90);
 
         let snapshot = ledger.snapshot();
         assert_eq!(
-            snapshot.iter().map(|a| a.crawler).collect::<Vec<_>>(),
-            Crawler::ALL
+            snapshot.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            ["Googlebot", "bingbot", "other"],
+            "the crawlers that came, in registry order, and other"
         );
         let google = &snapshot[0];
         assert_eq!(google.last_fetch, Some(130), "a 404 is still a visit");
         assert_eq!((google.ok, google.not_modified), (2, 1));
+        assert_eq!(google.robots_txt, Some(100));
+        assert_eq!(google.crawler, crawler("Googlebot"));
         assert_eq!(
             google.files,
             [
@@ -571,12 +525,15 @@ mod tests {
             (bing.last_fetch, bing.ok, bing.not_modified),
             (Some(90), 0, 1)
         );
-        let yandex = &snapshot[2];
-        assert_eq!((yandex.last_fetch, yandex.ok), (None, 0));
-        assert!(yandex.files.is_empty());
+        assert_eq!(bing.robots_txt, None, "bingbot never read robots.txt");
+        let other = &snapshot[2];
+        assert_eq!((other.crawler, other.last_fetch, other.ok), (None, None, 0));
+        assert!(other.files.is_empty());
+        assert_eq!(ledger.robots_txt_fetch(crawler("Googlebot")), Some(100));
+        assert_eq!(ledger.robots_txt_fetch(crawler("GPTBot")), None);
 
         let json = serde_json::to_value(&snapshot[1]).unwrap();
-        assert_eq!(json["crawler"], "bingbot");
+        assert_eq!(json["name"], "bingbot");
         assert_eq!(json["not_modified"], 1);
         assert_eq!(json["files"][0]["file"], "sitemap-3.xml.gz");
     }
@@ -585,9 +542,9 @@ mod tests {
     fn files_are_sorted_by_site_then_file() {
         let ledger = Ledger::default();
         for (site, file) in [("b/", "a"), ("a/", "z"), ("a/", "b")] {
-            ledger.record(Crawler::Other, site, file, 200, 1);
+            ledger.record(None, site, file, 200, 1);
         }
-        let other = &ledger.snapshot()[6];
+        let other = ledger.snapshot().pop().unwrap();
         let keys: Vec<(&str, &str)> = other
             .files
             .iter()
@@ -599,11 +556,17 @@ mod tests {
     #[test]
     fn files_behind_counts_files_changed_after_the_crawlers_last_fetch() {
         let ledger = Ledger::default();
-        ledger.record(Crawler::Googlebot, SITE, "sitemap_index.xml", 200, 100);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap-1.xml.gz", 200, 100);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap-2.xml.gz", 304, 100);
-        ledger.record(Crawler::Googlebot, SITE, "sitemap-posts-2.xml.gz", 200, 100);
-        ledger.record(Crawler::Bingbot, SITE, "sitemap-1.xml.gz", 200, 300);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 200, 100);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap-1.xml.gz", 200, 100);
+        ledger.record(crawler("Googlebot"), SITE, "sitemap-2.xml.gz", 304, 100);
+        ledger.record(
+            crawler("Googlebot"),
+            SITE,
+            "sitemap-posts-2.xml.gz",
+            200,
+            100,
+        );
+        ledger.record(crawler("bingbot"), SITE, "sitemap-1.xml.gz", 200, 300);
         let changed = |site: &str, file: &str| {
             assert_eq!(site, SITE);
             match file {
@@ -614,27 +577,28 @@ mod tests {
                 _ => Some(0),
             }
         };
-        assert_eq!(ledger.files_behind(Crawler::Googlebot, changed), 2);
+        assert_eq!(ledger.files_behind(crawler("Googlebot"), changed), 2);
         assert_eq!(
-            ledger.files_changed_since(Crawler::Googlebot, changed),
+            ledger.files_changed_since(crawler("Googlebot"), changed),
             [
                 (SITE.to_string(), "sitemap-1.xml.gz".to_string()),
                 (SITE.to_string(), "sitemap_index.xml".to_string()),
             ]
         );
-        assert_eq!(ledger.files_behind(Crawler::Bingbot, changed), 0);
-        assert_eq!(ledger.files_behind(Crawler::Applebot, changed), 0);
+        assert_eq!(ledger.files_behind(crawler("bingbot"), changed), 0);
+        assert_eq!(ledger.files_behind(crawler("Applebot"), changed), 0);
     }
 
     #[test]
     fn metrics_count_every_status_and_files_behind() {
         let metrics = CrawlerMetrics::default();
-        let mut registry = Registry::with_prefix("sitemapd");
+        let mut registry = MetricsRegistry::with_prefix("sitemapd");
         metrics.register(&mut registry);
-        let ledger = Ledger::new(metrics);
-        ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 1);
-        ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 2);
-        ledger.record(Crawler::Other, SITE, "nope.xml", 404, 3);
+        let ledger = Ledger::new(Arc::new(Registry::builtin()), metrics);
+        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 1);
+        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 2);
+        ledger.record(crawler("GPTBot"), SITE, "robots.txt", 403, 2);
+        ledger.record(None, SITE, "nope.xml", 404, 3);
         ledger.refresh_files_behind(|_, _| Some(5));
 
         let mut text = String::new();
@@ -642,6 +606,8 @@ mod tests {
         for line in [
             r#"sitemapd_crawler_requests_total{crawler="Googlebot",status="200"} 2"#,
             r#"sitemapd_crawler_requests_total{crawler="other",status="404"} 1"#,
+            r#"sitemapd_crawler_requests_total{crawler="GPTBot",status="403"} 1"#,
+            r#"sitemapd_crawler_files_behind{crawler="GPTBot"} 0"#,
             r#"sitemapd_crawler_files_behind{crawler="Googlebot"} 1"#,
             r#"sitemapd_crawler_files_behind{crawler="other"} 0"#,
         ] {
@@ -653,21 +619,40 @@ mod tests {
     }
 
     #[test]
+    fn crawlers_are_told_apart_by_the_ledgers_registry() {
+        let registry = Registry::parse_extension(
+            Registry::builtin(),
+            "[[crawler]]\nname = \"ExampleBot\"\ntokens = [\"ExampleBot\"]\npurpose = \"seo\"\n",
+            "extra.toml",
+        )
+        .unwrap();
+        let ledger = Ledger::new(Arc::new(registry), CrawlerMetrics::default());
+        let example = ledger.classify(Some("Mozilla/5.0 (compatible; ExampleBot/2.0)"));
+        assert!(example.is_some());
+        assert_eq!(ledger.name(example), "ExampleBot");
+        assert_eq!(ledger.classify(Some("curl/8.5.0")), None);
+        assert_eq!(ledger.classify(None), None);
+        assert_eq!(ledger.name(None), OTHER);
+        ledger.record(example, SITE, "robots.txt", 200, 5);
+        let names: Vec<String> = ledger.snapshot().into_iter().map(|a| a.name).collect();
+        assert_eq!(names, ["ExampleBot", "other"]);
+        let made = ledger.tracks.iter().filter(|t| t.get().is_some()).count();
+        assert_eq!(
+            made, 2,
+            "only the crawlers that came (and other) have a track"
+        );
+    }
+
+    #[test]
     fn memory_stays_at_the_cap_and_keeps_the_most_recent_files() {
         let ledger = Ledger::default();
         let distinct = 3 * MAX_FILES_PER_CRAWLER;
         for i in 0..distinct {
             let at = i64::try_from(i).unwrap();
-            ledger.record(
-                Crawler::Other,
-                SITE,
-                &format!("sitemap-{i}.xml.gz"),
-                200,
-                at,
-            );
+            ledger.record(None, SITE, &format!("sitemap-{i}.xml.gz"), 200, at);
         }
         {
-            let track = ledger.track(Crawler::Other);
+            let track = ledger.track(None);
             assert_eq!(track.files.len(), MAX_FILES_PER_CRAWLER);
             assert_eq!(
                 track.files.allocated(),
@@ -675,7 +660,7 @@ mod tests {
             );
             assert_eq!(track.ok, u64::try_from(distinct).unwrap());
         }
-        let other = &ledger.snapshot()[6];
+        let other = ledger.snapshot().pop().unwrap();
         assert_eq!(other.files.len(), MAX_FILES_PER_CRAWLER);
         let oldest_kept = distinct - MAX_FILES_PER_CRAWLER;
         let known = |i: usize| {
@@ -696,7 +681,7 @@ mod tests {
     fn over_long_keys_are_counted_but_not_tracked() {
         let ledger = Ledger::default();
         let long = "x".repeat(MAX_KEY_BYTES);
-        ledger.record(Crawler::Googlebot, SITE, &long, 200, 1);
+        ledger.record(crawler("Googlebot"), SITE, &long, 200, 1);
         let google = &ledger.snapshot()[0];
         assert_eq!(google.ok, 1);
         assert!(google.files.is_empty());
@@ -704,7 +689,8 @@ mod tests {
 
     #[test]
     fn concurrent_recording_loses_no_counts() {
-        let ledger = Ledger::with_file_capacity(64, CrawlerMetrics::default());
+        let ledger = ledger_with_capacity(64);
+        let pair = [crawler("Googlebot"), crawler("GPTBot")];
         let threads = 8;
         let per_thread = 2_000;
         std::thread::scope(|scope| {
@@ -712,7 +698,7 @@ mod tests {
                 let ledger = &ledger;
                 scope.spawn(move || {
                     for i in 0..per_thread {
-                        let crawler = Crawler::ALL[(t + i) % 2];
+                        let crawler = pair[(t + i) % 2];
                         let status = if i % 3 == 0 { 304 } else { 200 };
                         let file = format!("sitemap-{}.xml.gz", i % 100);
                         ledger.record(crawler, SITE, &file, status, i as i64);
@@ -725,9 +711,10 @@ mod tests {
         assert_eq!(total, (threads * per_thread) as u64);
         let not_modified: u64 = snapshot.iter().map(|a| a.not_modified).sum();
         assert_eq!(not_modified, (threads * per_thread.div_ceil(3)) as u64);
-        let counted: u64 = Crawler::ALL
+        assert_eq!(snapshot.len(), 3, "two crawlers and other");
+        let counted: u64 = ["Googlebot", "GPTBot"]
             .iter()
-            .flat_map(|c| [200, 304].map(|status| (c.as_str(), status)))
+            .flat_map(|c| [200, 304].map(|status| (CrawlerName::from(*c), status)))
             .map(|(crawler, status)| {
                 ledger
                     .metrics()
@@ -746,14 +733,14 @@ mod tests {
         let result = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
-                    let _held = ledger.track(Crawler::Googlebot);
+                    let _held = ledger.track(crawler("Googlebot"));
                     panic!("poison the lock");
                 })
                 .join()
         });
         assert!(result.is_err());
-        assert!(ledger.tracks[0].is_poisoned());
-        ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 1);
+        assert!(ledger.tracks[0].get().unwrap().is_poisoned());
+        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 1);
         assert_eq!(ledger.snapshot()[0].ok, 1);
     }
 
@@ -762,12 +749,18 @@ mod tests {
         let ledger = Ledger::default();
         let day = 86_400;
         let now = 20_000 * day + 100;
-        ledger.record(Crawler::Googlebot, "s", "robots.txt", 200, now);
-        ledger.record(Crawler::Googlebot, "s", "robots.txt", 304, now - day);
-        ledger.record(Crawler::Googlebot, "s", "sitemap_index.xml", 200, now - day);
+        ledger.record(crawler("Googlebot"), "s", "robots.txt", 200, now);
+        ledger.record(crawler("Googlebot"), "s", "robots.txt", 304, now - day);
+        ledger.record(
+            crawler("Googlebot"),
+            "s",
+            "sitemap_index.xml",
+            200,
+            now - day,
+        );
         // Three weeks ago: outside the two weeks kept.
-        ledger.record(Crawler::Googlebot, "s", "robots.txt", 200, now - 20 * day);
-        let days = per_day(&ledger.track(Crawler::Googlebot).days, now);
+        ledger.record(crawler("Googlebot"), "s", "robots.txt", 200, now - 20 * day);
+        let days = per_day(&ledger.track(crawler("Googlebot")).days, now);
         let counts: Vec<u64> = days.iter().map(|d| d.requests).collect();
         assert_eq!(counts, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1]);
         assert_eq!(days[13].day, "2024-10-04");

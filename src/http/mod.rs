@@ -26,7 +26,7 @@ use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
-use crate::crawlers::{Crawler, Ledger};
+use crate::crawlers::Ledger;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
@@ -263,10 +263,11 @@ impl App {
     /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent.
     fn record_crawler(&self, site: &Site, file: File, headers: &HeaderMap, status: u16) {
         if let Some(name) = ledger::ledger_name(site, file) {
-            let crawler = headers
-                .get(header::USER_AGENT)
-                .and_then(|v| v.to_str().ok())
-                .map_or(Crawler::Other, Crawler::classify);
+            let crawler = self.ledger.classify(
+                headers
+                    .get(header::USER_AGENT)
+                    .and_then(|v| v.to_str().ok()),
+            );
             let now = chrono::Utc::now().timestamp();
             self.ledger.record(crawler, &site.key, &name, status, now);
         }

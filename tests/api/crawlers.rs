@@ -1,10 +1,12 @@
-//! The crawler ledger: requests for robots.txt, the index and each file, by the crawler their
-//! User-Agent names, and the files that changed since a crawler last fetched them.
+//! The crawler ledger: requests for robots.txt, the index and each file, by the registry crawler
+//! their User-Agent names (any of them, AI crawlers included), and the files that changed since a
+//! crawler last fetched them.
 
 use crate::helpers::*;
 
 crate::on_each_database!(crawlers_are_counted_by_user_agent_and_files_behind_follow_changes,);
 
+const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)";
 const BINGBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36";
 
 async fn get_as(app: &TestApp, agent: &str, path: &str, etag: Option<&str>) -> reqwest::Response {
@@ -48,6 +50,12 @@ async fn crawlers_are_counted_by_user_agent_and_files_behind_follow_changes(back
         304
     );
     assert_eq!(
+        get_as(&app, GPTBOT, "/sitemap-1.xml.gz", None)
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
         get_as(&app, "curl/8.5.0", "/sitemap-2.xml.gz", None)
             .await
             .status(),
@@ -56,8 +64,10 @@ async fn crawlers_are_counted_by_user_agent_and_files_behind_follow_changes(back
     assert_eq!(app.metric(&requests("Googlebot", 200)).await, 2.0);
     assert_eq!(app.metric(&requests("Googlebot", 304)).await, 1.0);
     assert_eq!(app.metric(&requests("bingbot", 200)).await, 1.0);
+    assert_eq!(app.metric(&requests("GPTBot", 200)).await, 1.0);
     assert_eq!(app.metric(&requests("other", 200)).await, 1.0);
     assert_eq!(app.metric(&behind("Googlebot")).await, 0.0);
+    assert_eq!(app.metric(&behind("GPTBot")).await, 0.0);
 
     // File 1 changes after Googlebot read it (and so does the index that dates it): it is
     // behind on both; Bing, which read robots.txt only, on nothing.
@@ -66,6 +76,11 @@ async fn crawlers_are_counted_by_user_agent_and_files_behind_follow_changes(back
     app.sweep().await;
     assert_eq!(app.metric(&behind("Googlebot")).await, 2.0);
     assert_eq!(app.metric(&behind("bingbot")).await, 0.0);
+    assert_eq!(
+        app.metric(&behind("GPTBot")).await,
+        1.0,
+        "file 1 changed since"
+    );
     // Fetching the new file catches up on it (the `.txt` form is the same file). A change is
     // dated up to a second ahead (a change never shares its predecessor's second), so the
     // fetch is repeated until it is later than that.

@@ -22,6 +22,7 @@ mod notify;
 mod operations;
 mod outage;
 mod replicas;
+mod registry;
 mod requests;
 mod robots;
 mod serving;
