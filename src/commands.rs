@@ -329,13 +329,8 @@ async fn render_whole(group: &Group, served: &ServedPage) -> Result<Vec<u8>, Sto
 
 /// The text sitemap of `page`, as `/sitemap-K.txt` serves it.
 async fn render_text(group: &Group, served: &ServedPage) -> Result<Vec<u8>, StoreError> {
-    let (tx, rx) = futures::channel::mpsc::channel(4);
-    let (_, chunks) = tokio::join!(
-        render::page_text(group, served, tx),
-        rx.try_collect::<Vec<_>>()
-    );
-    let chunks = chunks.map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
-    Ok(chunks.concat())
+    let (text, _) = render::page_text(group, served).await?;
+    Ok(text.to_vec())
 }
 
 fn gunzip(gz: &[u8]) -> Vec<u8> {

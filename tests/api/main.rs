@@ -25,3 +25,4 @@ mod robots;
 mod serving;
 mod strategies;
 mod stylesheet;
+mod under_writes;
