@@ -95,12 +95,19 @@ async fn check_group(
                         (SkipReason::FutureLastmod, Some(at)) => {
                             format!("entry id {}: lastmod {} left out", raw.id, at.to_rfc3339())
                         }
-                        _ => format!("entry id {}: {n} row(s) left out", raw.id),
+                        _ => match entry.dropped.examples_of(reason).next() {
+                            Some(example) => example.to_string(),
+                            None => format!("entry id {}: {n} row(s) left out", raw.id),
+                        },
                     });
                 }
             }
             Err(reason) => tally.note(reason, 1, || {
-                format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL"))
+                format!(
+                    "id {}: {:?}",
+                    raw.id_text(),
+                    raw.loc.as_deref().unwrap_or("NULL")
+                )
             }),
         }
         progress.tick(served + tally.skipped.total());

@@ -16,6 +16,7 @@ mod mysql;
 mod postgres;
 mod records;
 mod rows;
+mod shared_ids;
 mod sql;
 mod sqlite;
 
@@ -153,7 +154,23 @@ impl Store {
 
     /// Entries with ids in `range`, in id order, streamed, each with its rows of the extension
     /// tables `wanted` names. Runs without extension rows read the source alone, in one query.
+    ///
+    /// The range that starts the id space (the first file's) begins with the rows no id range
+    /// holds (a NULL id, an id beyond 64 bits), rejected, so that they are counted wherever
+    /// rows are.
     pub fn entries(
+        &self,
+        range: IdRange,
+        wanted: Namespaces,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        let placed = self.placed_entries(range, wanted);
+        match range.first == i64::MIN {
+            true => each!(self, s => s.unplaced_entries()).chain(placed).boxed(),
+            false => placed,
+        }
+    }
+
+    fn placed_entries(
         &self,
         range: IdRange,
         wanted: Namespaces,
@@ -172,7 +189,7 @@ impl Store {
     }
 
     fn plain_entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        each!(self, s => s.entries(range))
+        shared_ids::reject_shared_ids(each!(self, s => s.entries(range)))
     }
 
     /// Reads entries in chunks and merges each chunk's extension rows into it.
@@ -181,7 +198,7 @@ impl Store {
         range: IdRange,
         namespaces: Namespaces,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        stream::try_unfold(Some(range.first), move |next| async move {
+        let rows = stream::try_unfold(Some(range.first), move |next| async move {
             let Some(first) = next.filter(|first| *first <= range.last) else {
                 return Ok::<_, StoreError>(None);
             };
@@ -192,6 +209,16 @@ impl Store {
             let mut chunk = each!(self, s => s.entries_chunk(rest, EXTENSION_CHUNK).await)?;
             let Some(last) = chunk.last().map(|e| e.id) else {
                 return Ok(None);
+            };
+            // A full chunk may end inside a run of rows sharing an id: that id is read again
+            // whole with the next chunk (unless the chunk holds nothing else).
+            let full = chunk.len() as i64 == EXTENSION_CHUNK;
+            let (last, next) = match chunk.iter().position(|e| e.id == last) {
+                Some(start) if full && start > 0 => {
+                    chunk.truncate(start);
+                    (last - 1, Some(last))
+                }
+                _ => (last, last.checked_add(1)),
             };
             let read = IdRange { first, last };
             if namespaces.xhtml {
@@ -206,13 +233,11 @@ impl Store {
                 let rows = each!(self, s => s.videos(read).await)?;
                 attach(&mut chunk, rows, |e| &mut e.videos);
             }
-            Ok(Some((
-                stream::iter(chunk.into_iter().map(Ok)),
-                last.checked_add(1),
-            )))
+            Ok(Some((stream::iter(chunk.into_iter().map(Ok)), next)))
         })
         .try_flatten()
-        .boxed()
+        .boxed();
+        shared_ids::reject_shared_ids(rows)
     }
 
     /// A news source's articles with ids in `range`, published from `since` to `until` (unix

@@ -4,6 +4,7 @@
 
 mod admin;
 mod audit;
+mod bad_values;
 mod caching;
 mod cli;
 mod cms_views;
