@@ -125,6 +125,15 @@ impl Store {
         }
     }
 
+    /// What `source` is defined as, where the database can say (PostgreSQL: a hash of the
+    /// definitions of the views it reads and of the tables behind them); `None` elsewhere.
+    pub async fn source_definition(&self, source: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            Store::Postgres(s) => s.source_definition(source).await.map(Some),
+            Store::Mysql(_) | Store::Sqlite(_) => Ok(None),
+        }
+    }
+
     /// Puts change triggers on the tables behind `source` where the database allows it
     /// (PostgreSQL, with the TRIGGER privilege on them), so its changes are logged like those
     /// of the built-in table. Says what was done; failing leaves the source refreshed
