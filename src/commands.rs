@@ -95,12 +95,19 @@ async fn check_group(
                         (SkipReason::FutureLastmod, Some(at)) => {
                             format!("entry id {}: lastmod {} left out", raw.id, at.to_rfc3339())
                         }
-                        _ => format!("entry id {}: {n} row(s) left out", raw.id),
+                        _ => match entry.dropped.examples_of(reason).next() {
+                            Some(example) => example.to_string(),
+                            None => format!("entry id {}: {n} row(s) left out", raw.id),
+                        },
                     });
                 }
             }
             Err(reason) => tally.note(reason, 1, || {
-                format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL"))
+                format!(
+                    "id {}: {:?}",
+                    raw.id_text(),
+                    raw.loc.as_deref().unwrap_or("NULL")
+                )
             }),
         }
         progress.tick(served + tally.skipped.total());
@@ -339,13 +346,8 @@ async fn render_whole(group: &Group, served: &ServedPage) -> Result<Vec<u8>, Sto
 
 /// The text sitemap of `page`, as `/sitemap-K.txt` serves it.
 async fn render_text(group: &Group, served: &ServedPage) -> Result<Vec<u8>, StoreError> {
-    let (tx, rx) = futures::channel::mpsc::channel(4);
-    let (_, chunks) = tokio::join!(
-        render::page_text(group, served, tx),
-        rx.try_collect::<Vec<_>>()
-    );
-    let chunks = chunks.map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
-    Ok(chunks.concat())
+    let (text, _) = render::page_text(group, served).await?;
+    Ok(text.to_vec())
 }
 
 fn gunzip(gz: &[u8]) -> Vec<u8> {

@@ -1,8 +1,8 @@
 //! In-memory cache of rendered `.xml.gz` pages, with single flight.
 //!
 //! Many requests for the same cold page cause one render: the first starts it, everyone
-//! (the first included) follows the same chunk list as it grows, so all of them stream from the
-//! first byte without waiting for the end. A finished page stays cached, keyed by its
+//! (the first included) waits for its end and sends the same whole file, under the validators
+//! of its bytes (see [`Flight`]). A finished page stays cached, keyed by its
 //! fingerprint, while the total stays within the budget (oldest out first).
 //!
 //! A version is kept once it has been asked for twice (two renders, or one render that other
@@ -17,6 +17,7 @@ use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::watch;
 
+use crate::site::Validators;
 use crate::sitemap::Fingerprint;
 use crate::store::StoreError;
 
@@ -60,16 +61,12 @@ impl CachedFile {
 
 #[derive(Debug, Clone)]
 enum Progress {
+    /// This many chunks so far.
     Running(usize),
-    Done(usize),
-    Failed(Failure),
-}
-
-/// Why a render ended without its last bytes.
-#[derive(Debug, Clone)]
-enum Failure {
-    Store(Arc<StoreError>),
-    Stale,
+    /// Every chunk is there; `Some`: they are not the bytes the key names (see
+    /// [`Landing::Revised`]).
+    Done(Option<Validators>),
+    Failed(Arc<StoreError>),
 }
 
 /// How a render ended, for [`PageCache::land`].
@@ -77,26 +74,41 @@ enum Failure {
 pub enum Landing {
     /// The bytes are those of the key: keep them if they have been asked for twice.
     Keep,
-    /// The bytes are not those of the key (the rows changed since the sweep): followers end
-    /// with an error before the last bytes, so no body goes out under the ETag of other bytes.
-    Stale,
-    /// The render failed: followers end with this error.
+    /// The rows changed since the sweep: the bytes are a whole, valid file, but not the one
+    /// the key names. Its requests send them under these validators, computed from the bytes
+    /// themselves (the same on every replica), and they are not kept under the key.
+    Revised(Validators),
+    /// The render failed: its requests end with this error.
     Failed(Arc<StoreError>),
 }
 
-/// A render's failure as a body stream reports it; the cause is kept.
+/// A render's failure as its requests report it; the cause is kept.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderFailed {
     #[error("the render failed")]
     Store(#[source] Arc<StoreError>),
     #[error(
-        "the rows changed since the file's validators were taken: the response is aborted \
-         rather than sent under the ETag of other bytes; the next sweep dates the file anew"
+        "the rows changed since the file's validators were taken, after a slow render had \
+         started to stream: the response is aborted rather than completed under the ETag of \
+         other bytes; the next sweep dates the file anew"
     )]
     Stale,
 }
 
-/// One render in progress: the chunks so far and how far it got.
+/// A finished render as each of its requests gets it.
+pub struct Finished {
+    pub file: CachedFile,
+    /// Validators of other bytes than the key's (see [`Landing::Revised`]).
+    pub revised: Option<Validators>,
+}
+
+/// One render in progress: the chunks so far and how it ended.
+///
+/// Requests wait for the end before they send anything ([`Flight::finished`]): only then is it
+/// known which validators the bytes carry (the rows may have changed since the sweep), so a
+/// body never goes out under the ETag of other bytes. The whole file is held here during the
+/// render anyway, so waiting costs time to the first byte, never memory. A render too slow to
+/// wait for (a database that crawls) is streamed instead ([`Flight::follow`]).
 pub struct Flight {
     chunks: Mutex<Vec<Bytes>>,
     progress: watch::Sender<Progress>,
@@ -122,18 +134,49 @@ impl Flight {
         self.progress.send_replace(Progress::Running(chunks.len()));
     }
 
-    fn finish(&self) -> CachedFile {
-        let chunks = self.chunks.lock().expect("flight lock");
-        self.progress.send_replace(Progress::Done(chunks.len()));
-        CachedFile(chunks.iter().cloned().collect())
+    fn whole(&self) -> CachedFile {
+        CachedFile(
+            self.chunks
+                .lock()
+                .expect("flight lock")
+                .iter()
+                .cloned()
+                .collect(),
+        )
     }
 
-    fn fail(&self, failure: Failure) {
-        self.progress.send_replace(Progress::Failed(failure));
+    fn finish(&self, revised: Option<Validators>) -> CachedFile {
+        self.progress.send_replace(Progress::Done(revised));
+        self.whole()
     }
 
-    /// The file from its first byte, as fast as the render produces it. A failed render ends
-    /// the stream with an error, so the response is aborted rather than cut short silently.
+    fn fail(&self, error: Arc<StoreError>) {
+        self.progress.send_replace(Progress::Failed(error));
+    }
+
+    /// The whole file once the render ends, or its failure.
+    pub async fn finished(&self) -> Result<Finished, RenderFailed> {
+        let mut rx = self.progress.subscribe();
+        loop {
+            match rx.borrow_and_update().clone() {
+                Progress::Running(_) => {}
+                Progress::Done(revised) => {
+                    return Ok(Finished {
+                        file: self.whole(),
+                        revised,
+                    })
+                }
+                Progress::Failed(error) => return Err(RenderFailed::Store(error)),
+            }
+            // The flight owns the sender, so this only waits for the next change.
+            let _ = rx.changed().await;
+        }
+    }
+
+    /// The file from its first byte, as fast as the render produces it, for a request that
+    /// has sent its headers already. A failed render, or one whose bytes turned out not to be
+    /// the key's, ends the stream with an error before its last bytes, so the response is
+    /// aborted rather than completed under the ETag of other bytes.
     pub fn follow(self: Arc<Self>) -> BoxStream<'static, io::Result<Bytes>> {
         let rx = self.progress.subscribe();
         stream::unfold((self, rx, 0usize), |(flight, mut rx, next)| async move {
@@ -144,16 +187,25 @@ impl Flight {
                 let progress = rx.borrow_and_update().clone();
                 let (available, done) = match progress {
                     Progress::Running(n) => (n, false),
-                    Progress::Done(n) => (n, true),
-                    Progress::Failed(failure) => {
-                        let err = io::Error::other(match failure {
-                            Failure::Store(error) => RenderFailed::Store(error),
-                            Failure::Stale => RenderFailed::Stale,
-                        });
+                    Progress::Done(None) => {
+                        (flight.chunks.lock().expect("flight lock").len(), true)
+                    }
+                    Progress::Done(Some(_)) => {
+                        let err = io::Error::other(RenderFailed::Stale);
+                        return Some((Err(err), (flight, rx, usize::MAX)));
+                    }
+                    Progress::Failed(error) => {
+                        let err = io::Error::other(RenderFailed::Store(error));
                         return Some((Err(err), (flight, rx, usize::MAX)));
                     }
                 };
-                if next < available {
+                // The last chunk goes out only once the render is known to match the key.
+                let sendable = if done {
+                    available
+                } else {
+                    available.saturating_sub(1)
+                };
+                if next < sendable {
                     let chunk = flight.chunks.lock().expect("flight lock")[next].clone();
                     return Some((Ok(chunk), (flight, rx, next + 1)));
                 }
@@ -226,7 +278,7 @@ impl PageCache {
         }
     }
 
-    /// Ends a flight: its followers get the rest of the file (or the error), and the file is
+    /// Ends a flight: its requests get the whole file (or the error), and the file is
     /// kept when the landing says so, it has been asked for twice and it fits the budget.
     pub fn land(&self, key: &PageKey, landing: Landing) {
         let mut inner = self.inner.lock().expect("cache lock");
@@ -234,11 +286,14 @@ impl PageCache {
             return;
         };
         match landing {
-            Landing::Failed(error) => return flight.fail(Failure::Store(error)),
-            Landing::Stale => return flight.fail(Failure::Stale),
+            Landing::Failed(error) => return flight.fail(error),
+            Landing::Revised(validators) => {
+                flight.finish(Some(validators));
+                return;
+            }
             Landing::Keep => {}
         }
-        let whole = flight.finish();
+        let whole = flight.finish(None);
         let followed = flight.followers.load(std::sync::atomic::Ordering::Relaxed) > 0;
         if whole.len() > self.budget {
             return;
@@ -283,11 +338,6 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::TryStreamExt;
-
-    async fn collect(stream: BoxStream<'static, io::Result<Bytes>>) -> io::Result<Vec<u8>> {
-        stream.map_ok(|b| b.to_vec()).try_concat().await
-    }
 
     fn key(no: i64) -> PageKey {
         PageKey {
@@ -298,7 +348,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn followers_get_every_chunk_from_the_start() {
+    async fn every_request_of_a_flight_gets_the_whole_file() {
         let cache = PageCache::new(1024);
         let Lookup::Flight {
             flight,
@@ -315,13 +365,58 @@ mod tests {
         else {
             panic!("second lookup follows")
         };
-        let follower = tokio::spawn(collect(same.follow()));
+        let follower = tokio::spawn(async move { same.finished().await });
         flight.push(Bytes::from_static(b"cd"));
         cache.land(&key(1), Landing::Keep);
-        assert_eq!(follower.await.unwrap().unwrap(), b"abcd");
+        let finished = follower.await.unwrap().unwrap();
+        assert_eq!(finished.file.to_vec(), b"abcd");
+        assert!(finished.revised.is_none());
         assert!(
             matches!(cache.lookup(&key(1)), Lookup::Cached(b) if b.to_vec() == b"abcd"),
             "asked twice: kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_revised_render_is_sent_whole_under_its_own_validators_and_not_kept() {
+        let cache = PageCache::new(1024);
+        let revised = Validators {
+            fingerprint: Fingerprint(99),
+            changed_at: 7,
+        };
+        for _ in 0..2 {
+            let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
+                panic!("a revised render is never cached")
+            };
+            flight.push(Bytes::from_static(b"ab"));
+            cache.land(&key(1), Landing::Revised(revised));
+            let finished = flight.finished().await.unwrap();
+            assert_eq!(finished.file.to_vec(), b"ab");
+            assert_eq!(finished.revised, Some(revised));
+        }
+        assert!(cache.peek(&key(1)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_streamed_render_whose_rows_changed_is_aborted_before_its_last_bytes() {
+        use futures::TryStreamExt;
+        let cache = PageCache::new(1024);
+        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
+            panic!()
+        };
+        flight.push(Bytes::from_static(b"ab"));
+        flight.push(Bytes::from_static(b"cd"));
+        let mut stream = flight.clone().follow();
+        let first = stream.try_next().await.unwrap().unwrap();
+        assert_eq!(&first[..], b"ab", "all but the last chunk stream at once");
+        let revised = Validators {
+            fingerprint: Fingerprint(9),
+            changed_at: 1,
+        };
+        cache.land(&key(1), Landing::Revised(revised));
+        assert!(
+            stream.try_next().await.is_err(),
+            "never completed under the key"
         );
     }
 
@@ -349,7 +444,8 @@ mod tests {
             panic!()
         };
         flight.push(Bytes::from_static(b"ab"));
-        let follower = tokio::spawn(collect(flight.clone().follow()));
+        let waiting = flight.clone();
+        let follower = tokio::spawn(async move { waiting.finished().await.map(|_| ()) });
         cache.land(
             &key(1),
             Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),

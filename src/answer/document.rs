@@ -121,14 +121,9 @@ impl Document {
         form: PageForm,
     ) -> Self {
         let validators = served.page.validators();
-        let representation = match form {
-            PageForm::Gzip => Representation::Gzip,
-            PageForm::Xml => Representation::Identity,
-            PageForm::Text => Representation::Text,
-        };
         Self {
             content_type,
-            etag: etag(validators, representation),
+            etag: etag(validators, form.representation()),
             validators,
             encoding,
             varies_by_encoding,
@@ -137,6 +132,26 @@ impl Document {
                 served: Box::new(served),
                 form,
             },
+        }
+    }
+}
+
+impl PageForm {
+    fn representation(self) -> Representation {
+        match self {
+            PageForm::Gzip => Representation::Gzip,
+            PageForm::Xml => Representation::Identity,
+            PageForm::Text => Representation::Text,
+        }
+    }
+}
+
+impl super::Revised {
+    /// What a page sent as `form` carries when its bytes have `validators` of their own.
+    pub(super) fn of(validators: Validators, form: PageForm) -> Self {
+        Self {
+            etag: etag(validators, form.representation()),
+            changed_at: validators.changed_at,
         }
     }
 }

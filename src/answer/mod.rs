@@ -24,7 +24,7 @@ use crate::metrics::Metrics;
 use crate::notify::IndexNowKey;
 use crate::site::{Group, Readiness, ServedPage, Site};
 use crate::sitemap::Fingerprint;
-use cache::{Flight, Landing, Lookup, PageCache, PageKey};
+use cache::{Finished, Flight, Landing, Lookup, PageCache, PageKey};
 
 pub use document::{Accepts, Body, Document, PageForm};
 
@@ -35,6 +35,18 @@ pub type ByteStream = BoxStream<'static, io::Result<Bytes>>;
 pub struct Opened {
     pub stream: ByteStream,
     pub len: Option<usize>,
+    /// The render met rows that changed since the document's validators were taken: the
+    /// bytes are a whole file of their own, sent under these instead.
+    pub revised: Option<Revised>,
+}
+
+/// Validators of a rendered body that replace the document's (see [`Opened::revised`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revised {
+    /// Strong ETag, quoted, of the bytes sent.
+    pub etag: String,
+    /// Unix seconds, for `Last-Modified`.
+    pub changed_at: i64,
 }
 
 /// A file a site serves.
@@ -87,6 +99,19 @@ pub enum AnswerError {
     /// Nothing was stored for the site (or one of its groups) and its first sweep is under way.
     #[error("the site's first sweep is under way")]
     FirstSweep,
+}
+
+/// How long a request waits for a page's render to end before it streams the render instead.
+/// Waiting means the bytes sent are known whole and under their own validators (rows may
+/// change while a file renders); a render slower than this (a database that crawls) streams
+/// from its first bytes under the file's stored validators, and is aborted if its rows turn out
+/// to have changed.
+const WHOLE_RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A page's gzip bytes as a request sends them.
+enum GzipBody {
+    Whole(Finished),
+    Streaming(ByteStream),
 }
 
 /// Answers requests for files from the sites' snapshots, rendering through one shared cache.
@@ -204,15 +229,20 @@ impl Reader {
         }
     }
 
-    /// The body's bytes as they stream. A database that fails before the first byte is an
-    /// error here (a clean `503`); once bytes flow, a failure ends the stream with an error
-    /// item, which aborts the connection, so a truncated file never looks complete.
+    /// The body's bytes. A page is rendered whole before its first byte goes out (or comes
+    /// whole from the cache): a database failure is then a clean `503`, never a cut body, and
+    /// rows that changed since the sweep give a whole file of their own, sent under its own
+    /// validators ([`Opened::revised`]) while the sweep is told to catch up.
     pub async fn open(self: &Arc<Self>, body: Body) -> Result<Opened, AnswerError> {
         let (group, served, form) = match body {
             Body::Bytes(bytes) => {
                 let len = Some(bytes.len());
                 let stream = futures::stream::once(async { Ok(bytes) }).boxed();
-                return Ok(Opened { stream, len });
+                return Ok(Opened {
+                    stream,
+                    len,
+                    revised: None,
+                });
             }
             Body::Page {
                 group,
@@ -220,29 +250,53 @@ impl Reader {
                 form,
             } => (group, *served, form),
         };
-        let (stream, len) = match form {
-            PageForm::Text => (self.render_text(group, served), None),
-            PageForm::Gzip => self.gzip_stream(group, served),
-            PageForm::Xml => (gunzip(self.gzip_stream(group, served).0), None),
+        if form == PageForm::Text {
+            return self.text_file(group, served).await;
+        }
+        let finished = match self.gzip_file(group, served).await? {
+            GzipBody::Whole(finished) => finished,
+            GzipBody::Streaming(gz) => {
+                let (stream, len) = match form {
+                    PageForm::Gzip => (gz, None),
+                    _ => (gunzip(gz), None),
+                };
+                return Ok(Opened {
+                    stream,
+                    len,
+                    revised: None,
+                });
+            }
         };
-        Ok(Opened {
-            stream: first_chunk_or_unavailable(stream).await?,
-            len,
+        let revised = finished.revised.map(|v| Revised::of(v, form));
+        Ok(match form {
+            PageForm::Gzip => Opened {
+                len: Some(finished.file.len()),
+                stream: finished.file.stream(),
+                revised,
+            },
+            _ => Opened {
+                stream: gunzip(finished.file.stream()),
+                len: None,
+                revised,
+            },
         })
     }
 
-    /// The page's gzip bytes: from the cache, or following the render under way, or from a
-    /// render this request starts.
-    fn gzip_stream(
+    /// The page's whole gzip file: from the cache, or from the render under way, or from a
+    /// render this request starts; streamed instead when the render is too slow to wait for.
+    async fn gzip_file(
         self: &Arc<Self>,
         group: Arc<Group>,
         served: ServedPage,
-    ) -> (ByteStream, Option<usize>) {
+    ) -> Result<GzipBody, AnswerError> {
         let key = PageKey::of(&group, &served);
-        match self.cache.lookup(&key) {
+        let flight = match self.cache.lookup(&key) {
             Lookup::Cached(file) => {
                 self.metrics.cache_hits.inc();
-                (file.stream(), Some(file.len()))
+                return Ok(GzipBody::Whole(Finished {
+                    file,
+                    revised: None,
+                }));
             }
             Lookup::Flight { flight, started } => {
                 if started {
@@ -250,14 +304,23 @@ impl Reader {
                 } else {
                     self.metrics.render_followers.inc();
                 }
-                (flight.follow(), None)
+                flight
+            }
+        };
+        match tokio::time::timeout(WHOLE_RENDER_WAIT, flight.finished()).await {
+            Ok(finished) => finished
+                .map(GzipBody::Whole)
+                .map_err(|e| AnswerError::Unavailable(io::Error::other(e))),
+            Err(_slow) => {
+                let stream = first_chunk_or_unavailable(flight.follow()).await?;
+                Ok(GzipBody::Streaming(stream))
             }
         }
     }
 
-    /// Renders a page in a task of its own, so followers keep streaming if the first client
-    /// leaves. A failure is not logged here: every request that followed the render gets it
-    /// as its error, and logs it once.
+    /// Renders a page in a task of its own, so the others waiting for it get it if the first
+    /// client leaves. A failure is not logged here: every request that waited for the render
+    /// gets it as its error, and logs it once.
     fn start_render(
         self: &Arc<Self>,
         group: Arc<Group>,
@@ -269,22 +332,18 @@ impl Reader {
         tokio::spawn(async move {
             reader.metrics.renders.inc();
             let started = Instant::now();
-            let page = &served.page;
             let result = render::page_gz(&group, &served, |chunk| flight.push(chunk)).await;
             reader
                 .metrics
                 .render_seconds
                 .observe(started.elapsed().as_secs_f64());
             let landing = match result {
-                Ok((rendered, _)) if rendered.describes_another_state_than(page) => {
-                    // The rows changed since the last sweep: let the sweep catch up.
-                    group.report_stale(&served);
-                    reader.metrics.stale_renders.inc();
-                    Landing::Stale
-                }
-                Ok((_, last)) => {
+                Ok((rendered, last)) => {
                     flight.push(last);
-                    Landing::Keep
+                    match reader.revised(&group, &served, &rendered) {
+                        Some(validators) => Landing::Revised(validators),
+                        None => Landing::Keep,
+                    }
                 }
                 Err(e) => {
                     reader.metrics.database_errors.inc();
@@ -295,20 +354,42 @@ impl Reader {
         });
     }
 
-    /// Streams a page's text sitemap from a task of its own, through a small bounded channel so
-    /// a slow client slows the render instead of growing memory.
-    fn render_text(self: &Arc<Self>, group: Arc<Group>, served: ServedPage) -> ByteStream {
-        let (tx, rx) = futures::channel::mpsc::channel(2);
+    /// A page's text sitemap, rendered for this request.
+    async fn text_file(
+        self: &Arc<Self>,
+        group: Arc<Group>,
+        served: ServedPage,
+    ) -> Result<Opened, AnswerError> {
         self.metrics.renders.inc();
-        let metrics = self.metrics.clone();
-        tokio::spawn(async move {
-            let rendered = render::page_text(&group, &served, tx).await;
-            if rendered.is_some_and(|r| r.describes_another_state_than(&served.page)) {
-                group.report_stale(&served);
-                metrics.stale_renders.inc();
-            }
-        });
-        rx.boxed()
+        let (text, rendered) = render::page_text(&group, &served).await.map_err(|e| {
+            self.metrics.database_errors.inc();
+            AnswerError::Unavailable(io::Error::other(e))
+        })?;
+        let revised = self
+            .revised(&group, &served, &rendered)
+            .map(|v| Revised::of(v, PageForm::Text));
+        Ok(Opened {
+            len: Some(text.len()),
+            stream: futures::stream::once(async { Ok(text) }).boxed(),
+            revised,
+        })
+    }
+
+    /// The validators of a render's bytes when they are not those the page was served under
+    /// (the rows changed since the last sweep); the sweep is told to catch up.
+    fn revised(
+        &self,
+        group: &Group,
+        served: &ServedPage,
+        rendered: &render::Rendered,
+    ) -> Option<crate::site::Validators> {
+        if !rendered.describes_another_state_than(&served.page) {
+            return None;
+        }
+        group.report_stale(served);
+        self.metrics.stale_renders.inc();
+        let now = chrono::Utc::now().timestamp();
+        Some(rendered.revised_validators(&served.page, now))
     }
 
     /// Bytes held by the cache's finished pages.

@@ -10,8 +10,7 @@ use futures::stream::BoxStream;
 use futures::TryStreamExt;
 use tokio::io::AsyncWriteExt;
 
-use super::cache::RenderFailed;
-use crate::site::{Group, Page, ServedPage};
+use crate::site::{Group, Page, ServedPage, Validators};
 use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry, SeenUrls, UrlKey};
 use crate::store::StoreError;
 
@@ -26,6 +25,8 @@ pub struct Rendered {
     pub digest: PageDigest,
     /// Rows that no longer fit the file's limits were left for the next sweep to place.
     pub overflowed: bool,
+    /// The newest `lastmod` written (unix seconds).
+    pub newest_lastmod: Option<i64>,
 }
 
 impl Rendered {
@@ -33,6 +34,18 @@ impl Rendered {
     /// changed since the last sweep), so the sweep must catch up.
     pub fn describes_another_state_than(&self, page: &Page) -> bool {
         self.digest.fingerprint != page.fingerprint || self.overflowed
+    }
+
+    /// Validators of the bytes rendered when they are not `page`'s: the fingerprint of these
+    /// very bytes (what the sweep will store for them, the same on every replica), dated by
+    /// the newest of the page's last change and the lastmods written (a lastmod in the future
+    /// never dates it past `now`).
+    pub fn revised_validators(&self, page: &Page, now: i64) -> Validators {
+        let newest = self.newest_lastmod.map_or(i64::MIN, |at| at.min(now));
+        Validators {
+            fingerprint: self.digest.fingerprint,
+            changed_at: page.changed_at.max(newest),
+        }
     }
 }
 
@@ -62,50 +75,21 @@ pub async fn page_gz(
     Ok((entries.finish(), Bytes::copy_from_slice(gz.get_mut())))
 }
 
-/// Streams page `page`'s entries as a text sitemap into `tx`: one absolute URL per line, the
-/// same entries as its XML form (the same limits decide). A failure ends with an error item,
-/// and so do rows the page's stored validators do not describe (the last lines are held back
-/// until that is known). Returns what the XML form of those entries would be; `None` when the
-/// render did not finish.
+/// Renders page `page`'s entries as a text sitemap: one absolute URL per line, the same
+/// entries as its XML form (the same limits decide), with what the XML form of those entries
+/// would be. The text is held whole (at most the file's byte limit, usually far less) so that
+/// it is sent under the validators of the entries it lists.
 pub async fn page_text(
     group: &Group,
     served: &ServedPage,
-    mut tx: futures::channel::mpsc::Sender<std::io::Result<Bytes>>,
-) -> Option<Rendered> {
-    use futures::SinkExt;
-    let page = &served.page;
+) -> Result<(Bytes, Rendered), StoreError> {
     let mut entries = PageEntries::open(group, served);
-    let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
-    loop {
-        let entry = match entries.next().await {
-            Ok(Some(entry)) => entry,
-            Ok(None) => break,
-            Err(e) => {
-                let _ = tx.send(Err(std::io::Error::other(e))).await;
-                return None;
-            }
-        };
-        batch.extend_from_slice(entry.loc.as_str().as_bytes());
-        batch.push(b'\n');
-        if batch.len() >= BATCH_BYTES
-            && tx
-                .send(Ok(Bytes::from(std::mem::take(&mut batch))))
-                .await
-                .is_err()
-        {
-            return None;
-        }
+    let mut text = Vec::with_capacity(BATCH_BYTES);
+    while let Some(entry) = entries.next().await? {
+        text.extend_from_slice(entry.loc.as_str().as_bytes());
+        text.push(b'\n');
     }
-    let rendered = entries.finish();
-    let last = if rendered.describes_another_state_than(page) {
-        Err(std::io::Error::other(RenderFailed::Stale))
-    } else {
-        Ok(Bytes::from(batch))
-    };
-    if tx.send(last).await.is_err() {
-        return None;
-    }
-    Some(rendered)
+    Ok((Bytes::from(text), entries.finish()))
 }
 
 /// A page's entries in id order, each written as its `<url>` element into `element`, for as
@@ -121,6 +105,7 @@ struct PageEntries<'a> {
     seen: SeenUrls,
     element: Vec<u8>,
     overflowed: bool,
+    newest_lastmod: Option<i64>,
 }
 
 impl<'a> PageEntries<'a> {
@@ -136,6 +121,7 @@ impl<'a> PageEntries<'a> {
             seen: SeenUrls::default(),
             element: Vec::with_capacity(512),
             overflowed: false,
+            newest_lastmod: None,
         }
     }
 
@@ -160,6 +146,10 @@ impl<'a> PageEntries<'a> {
                 break;
             }
             self.builder.add(&self.element, entry.namespaces());
+            if let Some(lastmod) = &entry.lastmod {
+                let at = lastmod.at().timestamp();
+                self.newest_lastmod = Some(self.newest_lastmod.map_or(at, |n| n.max(at)));
+            }
             return Ok(Some(entry));
         }
         Ok(None)
@@ -175,6 +165,7 @@ impl<'a> PageEntries<'a> {
         Rendered {
             digest: self.builder.finish(),
             overflowed: self.overflowed,
+            newest_lastmod: self.newest_lastmod,
         }
     }
 }

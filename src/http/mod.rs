@@ -194,6 +194,9 @@ impl App {
             Wanted::Headers => (empty_body(), self.reader.known_len(&document.body)),
             Wanted::Body => {
                 let opened = self.reader.open(document.body).await?;
+                if let (Some(revised), Some(headers)) = (&opened.revised, response.headers_mut()) {
+                    revise_validators(headers, revised);
+                }
                 (Body::from_stream(opened.stream), opened.len)
             }
         };
@@ -338,5 +341,16 @@ impl Drop for AccessLog {
             ms = self.started.elapsed().as_micros() as f64 / 1000.0,
             "request"
         );
+    }
+}
+
+/// A body rendered from rows that changed since the file's validators were taken goes out
+/// under the validators of its own bytes.
+fn revise_validators(headers: &mut HeaderMap, revised: &crate::answer::Revised) {
+    if let Ok(etag) = HeaderValue::from_str(&revised.etag) {
+        headers.insert(header::ETAG, etag);
+    }
+    if let Ok(date) = HeaderValue::from_str(&http_date(revised.changed_at)) {
+        headers.insert(header::LAST_MODIFIED, date);
     }
 }

@@ -157,6 +157,9 @@ impl Reader {
         doc: &mut SitemapXml<R>,
         listed: bool,
     ) -> Result<(), Halt> {
+        // An index may list one file many times: it is read once (the set holds at most the
+        // index's own entries, 50,000 by the protocol).
+        let mut listed_files: HashSet<String> = HashSet::new();
         loop {
             match doc.next_item() {
                 Ok(None) => return Ok(()),
@@ -166,7 +169,11 @@ impl Reader {
                         "an index listed by an index: only one level is followed".into(),
                     ))
                 }
+                Ok(Some(Item::Sitemap { loc, .. })) if listed_files.contains(loc.trim()) => {
+                    self.report.files_listed_again += 1;
+                }
                 Ok(Some(Item::Sitemap { loc, line })) => {
+                    listed_files.insert(loc.trim().to_string());
                     let listing = Listing { index: label, line };
                     match listed_file(&input.directory(), &loc) {
                         Ok(file) => self.file(&file, Some(&listing))?,

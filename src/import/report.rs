@@ -55,6 +55,8 @@ pub struct ImportReport {
     pub dropped: Tally,
     /// Extension elements that were not understood (news, video, …).
     pub unknown_elements: u64,
+    /// Listings of a file an index had listed already: each file is read once.
+    pub files_listed_again: u64,
     /// The database error that ended the import early; what was committed before stays.
     pub stopped: Option<String>,
 }
@@ -99,6 +101,13 @@ impl fmt::Display for ImportReport {
                 f,
                 "unknown extension elements ignored: {}",
                 self.unknown_elements
+            )?;
+        }
+        if self.files_listed_again > 0 {
+            writeln!(
+                f,
+                "files listed again by the index (read once): {}",
+                self.files_listed_again
             )?;
         }
         if !self.files_failed.is_empty() {

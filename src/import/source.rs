@@ -112,7 +112,19 @@ const TAIL_BYTES: usize = 64 * 1024;
 pub struct Tracked<R> {
     inner: R,
     seen: Seen,
+    /// Where the node being read began (see [`Tracked::begin_node`]).
+    node_start: u64,
 }
+
+/// Most bytes one XML node (a text, a comment, a tag with its attributes) may take. A `<loc>`
+/// holds at most 2,048 characters; this leaves a wide margin, and keeps what the parser
+/// buffers for one node, whatever the file holds, small.
+pub const MAX_NODE_BYTES: u64 = 64 * 1024;
+
+/// Why a read stopped: a node longer than [`MAX_NODE_BYTES`].
+#[derive(Debug, thiserror::Error)]
+#[error("an XML node (text, comment or tag) longer than {MAX_NODE_BYTES} bytes: the rest of the file is refused rather than held in memory")]
+pub struct NodeTooLong;
 
 /// What has been consumed so far: how much, how many newlines, and the last bytes.
 struct Seen {
@@ -130,7 +142,14 @@ impl<R: BufRead> Tracked<R> {
                 newlines: 0,
                 tail: VecDeque::with_capacity(TAIL_BYTES),
             },
+            node_start: 0,
         }
+    }
+
+    /// A new XML node starts here: reading more than [`MAX_NODE_BYTES`] before the next call
+    /// is an error ([`NodeTooLong`]).
+    pub fn begin_node(&mut self) {
+        self.node_start = self.seen.bytes;
     }
 
     /// 1-based line of the byte at `position` (bytes from the start), if it is recent enough.
@@ -173,6 +192,9 @@ impl<R: BufRead> Read for Tracked<R> {
 
 impl<R: BufRead> BufRead for Tracked<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.seen.bytes - self.node_start > MAX_NODE_BYTES {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, NodeTooLong));
+        }
         self.inner.fill_buf()
     }
 

@@ -236,6 +236,7 @@ impl<R: BufRead> SitemapXml<R> {
     fn read_item(&mut self, buf: &mut Vec<u8>) -> Result<Option<Item>, XmlError> {
         loop {
             buf.clear();
+            self.reader.get_mut().begin_node();
             let start = self.reader.buffer_position();
             let (ns, event) = match self.reader.read_resolved_event_into(buf) {
                 Ok((ns, event)) => (namespace(&ns), event),

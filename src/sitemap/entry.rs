@@ -33,6 +33,43 @@ pub struct RawEntry {
     pub videos: Vec<RawVideo>,
     /// A news group's row: the article (an entry of any other group has none).
     pub article: Option<RawArticle>,
+    /// A `lastmod` or `priority` the database holds but that is no time or number, as text
+    /// (the tag is left out and counted).
+    pub unreadable: Option<Box<Unreadable>>,
+    /// Why the store could not place the row at all (a shared id): it is skipped.
+    pub rejected: Option<crate::sitemap::SkipReason>,
+}
+
+impl RawEntry {
+    /// The row's id as the database holds it, for examples.
+    pub fn id_text(&self) -> String {
+        match self.unreadable.as_ref().and_then(|u| u.id.as_ref()) {
+            Some(id) => id.clone(),
+            None => self.id.to_string(),
+        }
+    }
+}
+
+/// Values of a row that could not be read as their type, kept as the database gave them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Unreadable {
+    pub lastmod: Option<String>,
+    pub priority: Option<String>,
+    /// An id that is no 64-bit integer (`NULL`, or beyond 2^63 - 1), as text.
+    pub id: Option<String>,
+}
+
+impl Unreadable {
+    /// `None` when nothing was unreadable.
+    pub fn of(lastmod: Option<String>, priority: Option<String>) -> Option<Box<Self>> {
+        (lastmod.is_some() || priority.is_some()).then(|| {
+            Box::new(Self {
+                lastmod,
+                priority,
+                id: None,
+            })
+        })
+    }
 }
 
 /// One `sitemap_alternates` row, as read.
@@ -222,6 +259,9 @@ impl EntryRules {
     }
 
     pub fn accept(&self, raw: &RawEntry) -> Result<Entry, SkipReason> {
+        if let Some(reason) = raw.rejected {
+            return Err(reason);
+        }
         let loc = Loc::parse(raw.loc.as_deref().unwrap_or(""), &self.base)?;
         if self.disallowed_by_robots(&loc) {
             return Err(SkipReason::RobotsDisallowed);
@@ -231,6 +271,9 @@ impl EntryRules {
         let alternates = self.accept_alternates(&raw.alternates, &mut dropped);
         let images = self.accept_images(&raw.images, &mut dropped);
         let videos = accept_videos(&raw.videos, &self.base, &mut dropped);
+        if let Some(unreadable) = &raw.unreadable {
+            count_unreadable(raw.id, unreadable, &mut dropped);
+        }
         Ok(Entry {
             id: raw.id,
             loc,
@@ -308,6 +351,25 @@ impl EntryRules {
         self.agents
             .iter()
             .any(|agent| !robots.is_allowed(agent, path))
+    }
+}
+
+/// A lastmod or priority that is no time or number: its tag is left out, counted with the
+/// value as example.
+fn count_unreadable(id: i64, unreadable: &Unreadable, dropped: &mut SkipCounts) {
+    let values = [
+        (SkipReason::InvalidLastmod, "lastmod", &unreadable.lastmod),
+        (
+            SkipReason::InvalidPriority,
+            "priority",
+            &unreadable.priority,
+        ),
+    ];
+    for (reason, column, value) in values {
+        if let Some(value) = value {
+            dropped.add(reason);
+            dropped.example(reason, || format!("entry id {id}: {column} {value:?}"));
+        }
     }
 }
 

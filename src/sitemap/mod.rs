@@ -63,10 +63,22 @@ pub enum SkipReason {
     /// The same URL (once normalised) as an entry listed before it in the same file: listed
     /// once.
     Duplicate,
+    /// A `lastmod` the database cannot read as a time (text that is no date): the tag is left
+    /// out, the entry stays.
+    InvalidLastmod,
+    /// A `priority` that is no number: the tag is left out, the entry stays.
+    InvalidPriority,
+    /// Rows that share one id: ids order the files and cut them, so none of them is listed.
+    DuplicateId,
+    /// A row whose id is NULL: it has no place in the files.
+    NullId,
+    /// A row whose id does not fit a signed 64-bit integer (a MySQL `BIGINT UNSIGNED` above
+    /// 2^63 - 1).
+    IdOutOfRange,
 }
 
 impl SkipReason {
-    pub const ALL: [SkipReason; 11] = [
+    pub const ALL: [SkipReason; 16] = [
         Self::InvalidUrl,
         Self::OutOfScope,
         Self::TooLong,
@@ -78,6 +90,11 @@ impl SkipReason {
         Self::InvalidNews,
         Self::FutureLastmod,
         Self::Duplicate,
+        Self::InvalidLastmod,
+        Self::InvalidPriority,
+        Self::DuplicateId,
+        Self::NullId,
+        Self::IdOutOfRange,
     ];
 
     /// Whether the reason leaves a whole entry out (the others drop one extension row or
@@ -85,7 +102,12 @@ impl SkipReason {
     pub fn drops_entry(self) -> bool {
         !matches!(
             self,
-            Self::InvalidAlternate | Self::InvalidImage | Self::InvalidVideo | Self::FutureLastmod
+            Self::InvalidAlternate
+                | Self::InvalidImage
+                | Self::InvalidVideo
+                | Self::FutureLastmod
+                | Self::InvalidLastmod
+                | Self::InvalidPriority
         )
     }
 
@@ -103,6 +125,11 @@ impl SkipReason {
             Self::InvalidNews => "invalid_news",
             Self::FutureLastmod => "future_lastmod",
             Self::Duplicate => "duplicate",
+            Self::InvalidLastmod => "invalid_lastmod",
+            Self::InvalidPriority => "invalid_priority",
+            Self::DuplicateId => "duplicate_id",
+            Self::NullId => "null_id",
+            Self::IdOutOfRange => "id_out_of_range",
         }
     }
 }

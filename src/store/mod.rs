@@ -18,6 +18,7 @@ mod mysql;
 mod postgres;
 mod records;
 mod rows;
+mod shared_ids;
 mod sql;
 mod sqlite;
 
@@ -139,6 +140,15 @@ impl Store {
         }
     }
 
+    /// What `source` is defined as, where the database can say (PostgreSQL: a hash of the
+    /// definitions of the views it reads and of the tables behind them); `None` elsewhere.
+    pub async fn source_definition(&self, source: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            Store::Postgres(s) => s.source_definition(source).await.map(Some),
+            Store::Mysql(_) | Store::Sqlite(_) => Ok(None),
+        }
+    }
+
     /// Puts change triggers on the tables behind `source` where the database allows it
     /// (PostgreSQL, with the TRIGGER privilege on them), so its changes are logged like those
     /// of the built-in table. Says what was done; failing leaves the source refreshed
@@ -168,7 +178,23 @@ impl Store {
 
     /// Entries with ids in `range`, in id order, streamed, each with its rows of the extension
     /// tables `wanted` names. Runs without extension rows read the source alone, in one query.
+    ///
+    /// The range that starts the id space (the first file's) begins with the rows no id range
+    /// holds (a NULL id, an id beyond 64 bits), rejected, so that they are counted wherever
+    /// rows are.
     pub fn entries(
+        &self,
+        range: IdRange,
+        wanted: Namespaces,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        let placed = self.placed_entries(range, wanted);
+        match range.first == i64::MIN {
+            true => each!(self, s => s.unplaced_entries()).chain(placed).boxed(),
+            false => placed,
+        }
+    }
+
+    fn placed_entries(
         &self,
         range: IdRange,
         wanted: Namespaces,
@@ -187,7 +213,7 @@ impl Store {
     }
 
     fn plain_entries(&self, range: IdRange) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        each!(self, s => s.entries(range))
+        shared_ids::reject_shared_ids(each!(self, s => s.entries(range)))
     }
 
     /// Reads entries in chunks and merges each chunk's extension rows into it.
@@ -196,7 +222,7 @@ impl Store {
         range: IdRange,
         namespaces: Namespaces,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        stream::try_unfold(Some(range.first), move |next| async move {
+        let rows = stream::try_unfold(Some(range.first), move |next| async move {
             let Some(first) = next.filter(|first| *first <= range.last) else {
                 return Ok::<_, StoreError>(None);
             };
@@ -207,6 +233,16 @@ impl Store {
             let mut chunk = each!(self, s => s.entries_chunk(rest, EXTENSION_CHUNK).await)?;
             let Some(last) = chunk.last().map(|e| e.id) else {
                 return Ok(None);
+            };
+            // A full chunk may end inside a run of rows sharing an id: that id is read again
+            // whole with the next chunk (unless the chunk holds nothing else).
+            let full = chunk.len() as i64 == EXTENSION_CHUNK;
+            let (last, next) = match chunk.iter().position(|e| e.id == last) {
+                Some(start) if full && start > 0 => {
+                    chunk.truncate(start);
+                    (last - 1, Some(last))
+                }
+                _ => (last, last.checked_add(1)),
             };
             let read = IdRange { first, last };
             if namespaces.xhtml {
@@ -221,13 +257,11 @@ impl Store {
                 let rows = each!(self, s => s.videos(read).await)?;
                 attach(&mut chunk, rows, |e| &mut e.videos);
             }
-            Ok(Some((
-                stream::iter(chunk.into_iter().map(Ok)),
-                last.checked_add(1),
-            )))
+            Ok(Some((stream::iter(chunk.into_iter().map(Ok)), next)))
         })
         .try_flatten()
-        .boxed()
+        .boxed();
+        shared_ids::reject_shared_ids(rows)
     }
 
     /// A news source's articles with ids in `range`, published from `since` to `until` (unix

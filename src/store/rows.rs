@@ -22,6 +22,18 @@ pub(super) fn attach<T>(
     }
 }
 
+/// A priority kept as text: the number it holds, or the text when it holds none (an empty text
+/// is no priority at all).
+pub(super) fn priority_of_text(text: Option<String>) -> (Option<f64>, Option<String>) {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return (None, None);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() => (Some(n), None),
+        _ => (None, Some(text)),
+    }
+}
+
 /// Names of the extension tables the migrations create.
 pub const ALTERNATES_TABLE: &str = "sitemap_alternates";
 pub const IMAGES_TABLE: &str = "sitemap_images";

@@ -15,6 +15,7 @@ use sqlx::{ConnectOptions, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 use super::sql::{Dialect, Sql};
 use super::{quote_identifier, Modified, StoreError, SubmittedThrough};
 use crate::sitemap::entry::w3c_datetime;
+use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
 use crate::store::Connection;
 
@@ -60,12 +61,19 @@ impl Dialect for Sqlite {
     }
 
     fn raw_entry(row: &SqliteRow) -> RawEntry {
+        let lastmod = read_time_column(row, "lastmod");
+        let lastmod_unreadable = lastmod
+            .is_none()
+            .then(|| unreadable_text(row, "lastmod"))
+            .flatten();
+        let priority = read_priority(row);
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
-            lastmod: read_time_column(row, "lastmod"),
+            lastmod,
             changefreq: row.try_get("changefreq").ok().flatten(),
-            priority: read_priority(row),
+            priority: priority.0,
+            unreadable: Unreadable::of(lastmod_unreadable, priority.1),
             ..RawEntry::default()
         }
     }
@@ -183,13 +191,23 @@ pub fn lastmod_from_number(n: f64) -> Option<DateTime<Utc>> {
 }
 
 /// SQLite columns hold any type; a priority stored as an integer or as text still counts.
-fn read_priority(row: &SqliteRow) -> Option<f64> {
-    read_number(row, "priority").or_else(|| {
-        row.try_get::<Option<String>, _>("priority")
-            .ok()
-            .flatten()
-            .and_then(|s| s.trim().parse().ok())
-    })
+/// Text that holds no number comes back as the second value.
+fn read_priority(row: &SqliteRow) -> (Option<f64>, Option<String>) {
+    match read_number(row, "priority") {
+        Some(n) => (Some(n), None),
+        None => super::rows::priority_of_text(row.try_get("priority").ok().flatten()),
+    }
+}
+
+/// The text of `column` when it holds some (not blank) that was not read as its type.
+fn unreadable_text(row: &SqliteRow, column: &str) -> Option<String> {
+    if read_number(row, column).is_some() {
+        return None;
+    }
+    row.try_get::<Option<String>, _>(column)
+        .ok()
+        .flatten()
+        .filter(|text| !text.trim().is_empty())
 }
 
 /// A number kept as text (a TEXT column stores what it is given as text): digits with an

@@ -67,7 +67,8 @@ impl<'a> Measure<'a> {
                     Err(reason) => {
                         scan.skipped.add(reason);
                         scan.skipped.example(reason, || {
-                            format!("id {}: {:?}", raw.id, raw.loc.as_deref().unwrap_or("NULL"))
+                            let loc = raw.loc.as_deref().unwrap_or("NULL");
+                            format!("id {}: {loc:?}", raw.id_text())
                         });
                     }
                 }

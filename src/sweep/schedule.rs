@@ -43,6 +43,8 @@ enum Wake {
     Verify,
     /// Time to start verifying every file again.
     StartVerification,
+    /// Time to ask whether a watched view was redefined.
+    CheckDefinition,
 }
 
 /// A verification under way: the next file to re-measure, and when.
@@ -184,6 +186,15 @@ impl Sweeper {
             refresh
         };
         tracing::info!(source = %group.source, watched, period_secs = period.as_secs(), "keeping sitemaps current");
+        // A view redefined fires no trigger, and may read tables nothing watches yet: its
+        // definition is compared every refresh period.
+        let mut definition_ticker = tokio::time::interval(refresh);
+        definition_ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut definition = match follows_up {
+            true => self.source_definition().await,
+            false => None,
+        };
+        definition_ticker.tick().await;
         let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
@@ -228,6 +239,7 @@ impl Sweeper {
                     Wake::Change(Change::Everything)
                 }
                 Some(report) = stale.recv() => Wake::Stale(report),
+                _ = definition_ticker.tick(), if follows_up => Wake::CheckDefinition,
                 _ = ticker.tick() => match watched {
                     true => Wake::StartVerification,
                     false => Wake::Change(Change::Everything),
@@ -243,6 +255,16 @@ impl Sweeper {
                 (_, Wake::StartVerification) => {
                     verification.get_or_insert_with(Verification::now);
                     continue;
+                }
+                (_, Wake::CheckDefinition) => {
+                    if !self.redefined(&mut definition).await {
+                        continue;
+                    }
+                    // Read everything again under the new definition, now or when owed.
+                    match owed {
+                        Some(o) if Instant::now() < o.at => continue,
+                        _ => self.sweep(Change::Everything).await,
+                    }
                 }
                 // The owed full sweep covers this change; it runs at its time, not sooner, so a
                 // database that times out is not handed one full sweep per change.
@@ -272,6 +294,38 @@ impl Sweeper {
                 }
             }
         }
+    }
+
+    /// The group's source definition, when the database can tell it.
+    async fn source_definition(&self) -> Option<String> {
+        let group = &self.group;
+        match group.store.source_definition(&group.source).await {
+            Ok(definition) => definition,
+            Err(e) => {
+                tracing::warn!(source = %group.source, error = %crate::error::Chain(&e), "cannot read the source's definition");
+                None
+            }
+        }
+    }
+
+    /// Whether the source was redefined since `known`; if so, the tables behind its new
+    /// definition are watched too, and `known` is updated.
+    async fn redefined(&self, known: &mut Option<String>) -> bool {
+        let Some(now) = self.source_definition().await else {
+            return false;
+        };
+        if known.as_ref() == Some(&now) {
+            return false;
+        }
+        let first = known.is_none();
+        *known = Some(now);
+        if first {
+            return false;
+        }
+        let group = &self.group;
+        let watch = group.store.watch(&group.source).await;
+        tracing::info!(source = %group.source, "the source was redefined: {}", watch.describe(&group.source));
+        true
     }
 
     /// Re-measures the next file of `verification`, and schedules the one after it; ends the

@@ -4,6 +4,7 @@
 
 mod admin;
 mod audit;
+mod bad_values;
 mod caching;
 mod cli;
 mod cms_views;
@@ -18,13 +19,16 @@ mod helpers;
 mod hostile;
 mod hosts;
 mod import;
+mod import_limits;
 mod notify;
 mod operations;
 mod outage;
 mod replicas;
 mod registry;
+mod redefined_view;
 mod requests;
 mod robots;
 mod serving;
 mod strategies;
 mod stylesheet;
+mod under_writes;

@@ -18,6 +18,7 @@ use sqlx::{ConnectOptions, Executor, MySql, Row, Transaction};
 use super::rows::quote_identifier_with;
 use super::sql::{Dialect, Sql};
 use super::StoreError;
+use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
 use crate::store::Connection;
 
@@ -48,10 +49,16 @@ impl Dialect for MySql {
 
     /// Priority as text: MySQL would turn a text priority that is no number into 0
     /// (`'high' + 0`), where the rules must see no priority at all.
+    /// A lastmod that is no time (text a view carries) reads as NULL: its text comes along in
+    /// `lastmod_unreadable`, so the tag is counted as left out (a zero date is no date, as the
+    /// CMSs mean it).
     fn entry_columns() -> &'static str {
         "CAST(id AS SIGNED) AS id, CAST(loc AS CHAR) AS loc, \
-         CAST(lastmod AS DATETIME(6)) AS lastmod, CAST(changefreq AS CHAR) AS changefreq, \
-         CAST(priority AS CHAR) AS priority"
+         CAST(lastmod AS DATETIME(6)) AS lastmod, \
+         CASE WHEN lastmod IS NOT NULL AND CAST(lastmod AS DATETIME(6)) IS NULL \
+         AND TRIM(CAST(lastmod AS CHAR)) <> '' AND CAST(lastmod AS CHAR) NOT LIKE '0000-00-00%' \
+         THEN CAST(lastmod AS CHAR) END AS lastmod_unreadable, \
+         CAST(changefreq AS CHAR) AS changefreq, CAST(priority AS CHAR) AS priority"
     }
 
     /// The source's own column, not the cast of the same name, so its index serves.
@@ -89,17 +96,18 @@ impl Dialect for MySql {
     }
 
     fn raw_entry(row: &MySqlRow) -> RawEntry {
+        let priority = super::rows::priority_of_text(row.try_get("priority").ok().flatten());
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
             // A zero date ('0000-00-00', common in CMS tables) is no date.
             lastmod: Self::read_time(row, "lastmod"),
             changefreq: row.try_get("changefreq").ok().flatten(),
-            priority: row
-                .try_get::<Option<String>, _>("priority")
-                .ok()
-                .flatten()
-                .and_then(|text| text.trim().parse().ok()),
+            priority: priority.0,
+            unreadable: Unreadable::of(
+                row.try_get("lastmod_unreadable").ok().flatten(),
+                priority.1,
+            ),
             ..RawEntry::default()
         }
     }

@@ -17,6 +17,7 @@ mod watch;
 
 use super::sql::{Dialect, Sql};
 use super::{quote_identifier, StoreError};
+use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
 use crate::store::Connection;
 
@@ -64,10 +65,37 @@ impl Dialect for Postgres {
         format!("({expression})::int8")
     }
 
-    /// Casts make any view with the five columns readable, whatever their exact types.
+    /// The built-in table's typed columns, read as they are.
     fn entry_columns() -> &'static str {
         "id::int8 AS id, loc::text AS loc, lastmod::timestamptz AS lastmod, \
-         changefreq::text AS changefreq, priority::float8 AS priority"
+         NULL::text AS lastmod_unreadable, changefreq::text AS changefreq, \
+         priority::float8 AS priority, NULL::text AS priority_text"
+    }
+
+    /// Casts make any view with the five columns readable, whatever their exact types. A text
+    /// `lastmod` goes through `sitemapd_timestamptz`, which gives NULL where the cast would
+    /// fail the whole query, and a text `priority` is parsed here: what is no time or number is
+    /// left out and counted, never a failed read.
+    fn tolerant_entry_columns() -> &'static str {
+        "id::int8 AS id, loc::text AS loc, \
+         CASE WHEN pg_typeof(lastmod) IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype) \
+         THEN sitemapd_timestamptz(lastmod::text) ELSE lastmod::timestamptz END AS lastmod, \
+         CASE WHEN pg_typeof(lastmod) IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype) \
+         AND btrim(lastmod::text) <> '' AND sitemapd_timestamptz(lastmod::text) IS NULL \
+         THEN lastmod::text END AS lastmod_unreadable, \
+         changefreq::text AS changefreq, \
+         CASE WHEN pg_typeof(priority) IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype) \
+         THEN NULL ELSE priority::float8 END AS priority, \
+         CASE WHEN pg_typeof(priority) IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype) \
+         THEN priority::text END AS priority_text"
+    }
+
+    fn tolerant_instant_key(column: &str) -> String {
+        format!(
+            "CASE WHEN pg_typeof({column}) IN ('text'::regtype, 'character varying'::regtype, \
+             'character'::regtype) THEN sitemapd_timestamptz({column}::text) \
+             ELSE {column}::timestamptz END"
+        )
     }
 
     fn bucket(id: &str, thresholds: &[i64]) -> Option<String> {
@@ -90,12 +118,17 @@ impl Dialect for Postgres {
     }
 
     fn raw_entry(row: &PgRow) -> RawEntry {
+        let priority = super::rows::priority_of_text(row.try_get("priority_text").ok().flatten());
         RawEntry {
             id: row.try_get("id").unwrap_or_default(),
             loc: row.try_get("loc").ok().flatten(),
             lastmod: Self::read_time(row, "lastmod"),
             changefreq: row.try_get("changefreq").ok().flatten(),
-            priority: row.try_get("priority").ok().flatten(),
+            priority: row.try_get("priority").ok().flatten().or(priority.0),
+            unreadable: Unreadable::of(
+                row.try_get("lastmod_unreadable").ok().flatten(),
+                priority.1,
+            ),
             ..RawEntry::default()
         }
     }

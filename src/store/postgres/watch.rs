@@ -30,6 +30,23 @@ FROM rel JOIN pg_class c ON c.oid = rel.oid
 WHERE c.relkind IN ('r', 'p')
 ORDER BY 1";
 
+/// What a source is made of: the definitions of the views it reads (through views over views)
+/// and the tables behind them, as one hash. A view redefined (`CREATE OR REPLACE VIEW`) fires
+/// no trigger: comparing this at each refresh is how its change shows.
+const DEFINITION: &str = "\
+WITH RECURSIVE rel(oid) AS (
+  SELECT to_regclass($1)::oid
+  UNION
+  SELECT d.refobjid
+  FROM rel
+  JOIN pg_rewrite r ON r.ev_class = rel.oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+                  AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> rel.oid
+)
+SELECT md5(COALESCE(string_agg(c.oid::regclass::text || ':' || c.relkind::text || ':'
+         || COALESCE(pg_get_viewdef(c.oid), ''), ';' ORDER BY c.oid::regclass::text), ''))
+FROM rel JOIN pg_class c ON c.oid = rel.oid";
+
 /// The events each watched table gets a trigger for, with the transition tables it reads.
 const EVENTS: [(&str, &str, &str); 4] = [
     ("INSERT", "ins", "REFERENCING NEW TABLE AS sitemapd_new"),
@@ -90,6 +107,16 @@ impl PgStore {
         }
         tx.commit().await?;
         Ok(tables)
+    }
+}
+
+impl PgStore {
+    /// The hash of `source`'s definition (see [`DEFINITION`]).
+    pub async fn source_definition(&self, source: &str) -> Result<String, StoreError> {
+        Ok(sqlx::query_scalar(DEFINITION)
+            .bind(quote_identifier(source))
+            .fetch_one(&self.pool)
+            .await?)
     }
 }
 

@@ -19,9 +19,10 @@ use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use sqlx::{Database, Pool, Row, Transaction};
 
 use super::{IdRange, Keyed, Modified, StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+use crate::sitemap::entry::Unreadable;
 use crate::sitemap::entry::{RawAlternate, RawImage};
 use crate::sitemap::rich::{RawArticle, RawVideo};
-use crate::sitemap::{Namespaces, RawEntry};
+use crate::sitemap::{Namespaces, RawEntry, SkipReason};
 
 /// What one database does its own way in the statements [`Sql`] runs.
 pub trait Dialect: Database + Sized {
@@ -45,6 +46,16 @@ pub trait Dialect: Database + Sized {
     /// The five entry columns read from the source aliased `src`, each cast so that any view with
     /// these columns is readable.
     fn entry_columns() -> &'static str;
+    /// [`Dialect::entry_columns`] for a source other than the built-in table, whose columns may
+    /// hold text that is no time or number: such a value reads as NULL and is counted, never a
+    /// failed query.
+    fn tolerant_entry_columns() -> &'static str {
+        Self::entry_columns()
+    }
+    /// [`Dialect::instant_key`] for such a source.
+    fn tolerant_instant_key(column: &str) -> String {
+        Self::instant_key(column)
+    }
     /// A time column of any type, read as [`Dialect::read_time`] decodes it.
     fn time(column: &str) -> String;
     /// The time column `name` of a row, as [`Dialect::time`] selected it; a value that is no
@@ -180,6 +191,8 @@ struct Reads {
     source: String,
     range: String,
     chunk: String,
+    /// Rows no id range holds: a NULL id, or one beyond a signed 64-bit integer.
+    unplaced: String,
     recent: String,
     modified: String,
     alternates: String,
@@ -198,12 +211,17 @@ struct Reads {
 
 impl Reads {
     fn new<DB: Dialect>(source: &str) -> Self {
-        let select = format!(
-            "SELECT {} FROM {} AS src",
-            DB::entry_columns(),
-            DB::quote(source)
-        );
-        let key = DB::instant_key("src.lastmod");
+        // The built-in table's columns have the types the migrations gave them; anything else
+        // (a view over CMS tables) may hold text where a time or number belongs.
+        let built_in = source == ENTRIES_TABLE;
+        let (columns, key) = match built_in {
+            true => (DB::entry_columns(), DB::instant_key("src.lastmod")),
+            false => (
+                DB::tolerant_entry_columns(),
+                DB::tolerant_instant_key("src.lastmod"),
+            ),
+        };
+        let select = format!("SELECT {columns} FROM {} AS src", DB::quote(source));
         let in_range = "entry_id BETWEEN ? AND ?";
         let sql = |text: String| DB::placeholders(&text);
         Self {
@@ -212,15 +230,21 @@ impl Reads {
             chunk: sql(format!(
                 "{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"
             )),
+            unplaced: format!(
+                "SELECT COALESCE({}, 'NULL') AS id_text, {} AS loc FROM {} AS src \
+                 WHERE src.id IS NULL OR src.id > 9223372036854775807",
+                DB::text("src.id"),
+                DB::text("src.loc"),
+                DB::quote(source)
+            ),
             recent: sql(format!(
                 "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
                  ORDER BY {key} DESC, src.id DESC LIMIT ?"
             )),
             modified: sql(format!(
-                "SELECT {}, {key} AS lastmod_key FROM {} AS src WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
+                "SELECT {columns}, {key} AS lastmod_key FROM {} AS src WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
                  AND ({key} > ? OR ({key} = ? AND src.id > ?)) AND {key} <= ? \
                  ORDER BY {key}, src.id LIMIT ?",
-                DB::entry_columns(),
                 DB::quote(source)
             )),
             alternates: sql(format!(
@@ -299,6 +323,9 @@ fn articles<DB: Dialect>(source: &str, optional_columns: bool) -> String {
     )
 }
 
+/// The built-in table of entries.
+const ENTRIES_TABLE: &str = "sitemap_entries";
+
 /// `count` comma-separated placeholders, for an `IN (…)` list.
 fn placeholder_list(count: usize) -> String {
     vec!["?"; count].join(", ")
@@ -349,6 +376,32 @@ impl_sql! {
             .bind(range.last)
             .fetch(&self.pool)
             .map_ok(|row| DB::raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
+    /// Rows no id range holds (a NULL id, an id beyond 64 bits), each rejected for it, at the
+    /// lowest id: they are skipped and counted with the first file's rows.
+    pub fn unplaced_entries(&self) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query::<DB>(&self.reads.unplaced)
+            .fetch(&self.pool)
+            .map_ok(|row| {
+                let id: String = row.try_get("id_text").unwrap_or_default();
+                let reason = match id.as_str() {
+                    "NULL" => SkipReason::NullId,
+                    _ => SkipReason::IdOutOfRange,
+                };
+                RawEntry {
+                    id: i64::MIN,
+                    loc: row.try_get("loc").ok().flatten(),
+                    rejected: Some(reason),
+                    unreadable: Some(Box::new(Unreadable {
+                        id: Some(id),
+                        ..Unreadable::default()
+                    })),
+                    ..RawEntry::default()
+                }
+            })
             .map_err(StoreError::from)
             .boxed()
     }

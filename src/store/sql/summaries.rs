@@ -15,7 +15,11 @@ fn part<DB: Dialect>(
     values: &str,
     thresholds: &[i64],
 ) -> Option<String> {
-    let bucket = DB::int(&DB::bucket(id, thresholds)?);
+    // Rows no id range holds (a NULL id, one beyond 64 bits) are read with the first file.
+    let bucket = DB::int(&format!(
+        "CASE WHEN {id} IS NULL OR {id} > 9223372036854775807 THEN 0 ELSE {} END",
+        DB::bucket(id, thresholds)?
+    ));
     Some(format!(
         "SELECT {bucket} AS b, CONCAT('{tag}', COUNT(*), ':', COALESCE(SUM({}), 0)) AS part \
          FROM {table} AS src GROUP BY 1",
