@@ -322,5 +322,6 @@ pub fn group_settings(
         robots_rules: crate::sitemap::Fingerprint::of(
             format!("{:?}\n{}", config.check_agents, robots.rules_text).as_bytes(),
         ),
+        llms: crate::config::group_llms(site, group, robots.rules.clone()),
     }
 }

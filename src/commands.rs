@@ -65,6 +65,9 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         let (group, _) = Group::new(settings, store.for_source(&group_config.source), now);
         let rows = group.rows(IdRange::ALL, Namespaces::ALL, None);
         worst = worst.max(check_group(rows, &group.rules).await?);
+        if let Some(llms) = &group.llms {
+            check_llms_titles(&group, llms).await?;
+        }
     }
     Ok(worst)
 }
@@ -115,6 +118,38 @@ async fn check_group(
         }
     }
     Ok(if tally.skipped.total() > 0 { 1 } else { 0 })
+}
+
+/// Says how many of the entries llms.txt lists for the group have no title (they show their
+/// URL's path instead); a warning, not a failure.
+async fn check_llms_titles(
+    group: &Group,
+    llms: &crate::llms::GroupLlms,
+) -> Result<(), StartError> {
+    if !llms.listed {
+        return Ok(());
+    }
+    let links = crate::llms::read_links(&group.store, &group.rules, llms).await?;
+    let untitled: Vec<&crate::llms::Link> = links
+        .iter()
+        .filter(|l| l.title.as_deref().is_none_or(|t| t.trim().is_empty()))
+        .collect();
+    println!(
+        "llms.txt: {} entries in section {:?}, {} without a title",
+        links.len(),
+        llms.title,
+        untitled.len()
+    );
+    if !untitled.is_empty() {
+        println!(
+            "warning: llms.txt entries without a title (shown by their path; add a title \
+             column to the source)"
+        );
+        for link in untitled.iter().take(EXAMPLES_PER_REASON) {
+            println!("    {}", link.url);
+        }
+    }
+    Ok(())
 }
 
 /// What `check` left out, by reason, with the first few examples of each.
@@ -242,6 +277,7 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
     }
     let robots = site.first().snapshot().robots.body.clone();
     write(&robots_dir.join("robots.txt"), &robots)?;
+    let llms = export_llms(&together, robots_dir)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
     // beside them, so the static copy shows as the served one does.
     let stylesheet = site.first().style.stylesheet.is_some();
@@ -265,16 +301,33 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
         "{files} sitemap files (.xml.gz and .txt), {}",
         written.join(", ")
     );
+    let robots_files = match llms {
+        true => "robots.txt, llms.txt and .well-known/llms.txt",
+        false => "robots.txt",
+    };
     if robots_dir == dir {
-        println!("wrote {written} and robots.txt to {}", dir.display());
+        println!("wrote {written} and {robots_files} to {}", dir.display());
     } else {
         println!(
-            "wrote {written} to {}, robots.txt to {}",
+            "wrote {written} to {}, {robots_files} to {}",
             dir.display(),
             robots_dir.display()
         );
     }
     Ok(())
+}
+
+/// Writes llms.txt at the root beside robots.txt, and the same bytes at
+/// `.well-known/llms.txt` (both paths are served); says whether the site has one.
+fn export_llms(together: &crate::site::Together, root: &Path) -> Result<bool, StartError> {
+    let Some(llms) = &together.llms else {
+        return Ok(false);
+    };
+    let well_known = root.join(".well-known");
+    std::fs::create_dir_all(&well_known).map_err(|e| io_error(&well_known, e))?;
+    write(&root.join("llms.txt"), &llms.body)?;
+    write(&well_known.join("llms.txt"), &llms.body)?;
+    Ok(true)
 }
 
 /// Writes one group's files (`.xml.gz` and `.txt`; with `single`, also `sitemap.xml` and

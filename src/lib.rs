@@ -46,6 +46,7 @@ pub mod error;
 pub mod feed;
 pub mod http;
 pub mod import;
+pub mod llms;
 pub mod metrics;
 pub mod notify;
 pub mod robots;

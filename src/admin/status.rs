@@ -36,6 +36,8 @@ pub struct SiteStatus {
     pub index_url: String,
     pub readiness: &'static str,
     pub groups: Vec<GroupStatus>,
+    /// Where the site's llms.txt is served; `None` when it serves none.
+    pub llms_url: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -146,6 +148,10 @@ fn site_status(site: &Site) -> SiteStatus {
         index_url: site.files().file_url("sitemap_index.xml"),
         readiness: readiness(site.readiness()),
         groups: site.groups.iter().map(|g| group_status(g)).collect(),
+        llms_url: site.first().llms.as_ref().and_then(|_| {
+            let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;
+            Some(url.to_string())
+        }),
     }
 }
 

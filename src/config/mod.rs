@@ -15,6 +15,7 @@ use url::Url;
 use crate::robots::Environment;
 
 mod groups;
+mod llms;
 mod notify;
 mod sites_file;
 mod urls;
@@ -22,6 +23,7 @@ mod urls;
 pub use groups::{
     is_group_name, is_news_language, GroupConfig, GroupKind, NewsPublication, NEWS_URLS_PER_FILE,
 };
+pub use llms::group_llms;
 use notify::notify_config;
 pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
@@ -155,8 +157,9 @@ impl Config {
         let groups = default_groups(vars)?;
         let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
+        let llms = llms::llms_env(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref())?,
+            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &llms)?,
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -164,6 +167,7 @@ impl Config {
                     base_url,
                     groups,
                     robots_template: robots_template.clone(),
+                    llms: llms::site_llms(&llms, None, None, None),
                 }]
             }
         };

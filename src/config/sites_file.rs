@@ -15,6 +15,8 @@ pub struct SiteConfig {
     /// The site's groups in configured order (the order of the index), at least one.
     pub groups: Vec<GroupConfig>,
     pub robots_template: Option<PathBuf>,
+    /// llms.txt, when the site serves it (`LLMS_TXT=on`; sites file: `llms_txt = true`).
+    pub llms: Option<crate::llms::LlmsConfig>,
 }
 
 impl SiteConfig {
@@ -33,6 +35,9 @@ struct SiteEntry {
     source: Option<String>,
     robots_template: Option<PathBuf>,
     group: Option<Vec<GroupEntry>>,
+    llms_txt: Option<bool>,
+    name: Option<String>,
+    description: Option<String>,
 }
 
 /// One `[[site.group]]` table, as written.
@@ -46,6 +51,8 @@ struct GroupEntry {
     news_name: Option<String>,
     news_language: Option<String>,
     extensions: Option<bool>,
+    title: Option<String>,
+    llms_optional: Option<bool>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -66,6 +73,7 @@ pub(super) fn read_sites_file(
     path: &PathBuf,
     default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
+    llms: &super::llms::LlmsEnv,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
@@ -132,11 +140,14 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
+        let site_llms =
+            super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
             groups,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
+            llms: site_llms,
         });
     }
     Ok(sites)
@@ -188,6 +199,8 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
             kind,
             page_size: table.page_size,
             extensions: !is_news && table.extensions.unwrap_or(first_of_urls),
+            title: table.title.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
+            llms_optional: table.llms_optional.unwrap_or(false),
         });
     }
     Ok(groups)

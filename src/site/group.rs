@@ -51,6 +51,8 @@ pub struct GroupSettings {
     /// A fingerprint of what decides which entries robots.txt leaves out (its rules and the
     /// agents they are checked for): when it changes, entries it now leaves out are announced.
     pub robots_rules: Fingerprint,
+    /// The group's part of the site's llms.txt; `None` when the site serves none.
+    pub llms: Option<Arc<crate::llms::GroupLlms>>,
     /// A fingerprint of everything besides the rows that decides the files' bytes (version,
     /// URLs, page size, rules, style): files laid out, and summaries of rows taken, under other
     /// settings do not count.
@@ -95,6 +97,8 @@ pub struct Group {
     pub settings: Fingerprint,
     /// See [`GroupSettings::robots_rules`].
     pub robots_rules: Fingerprint,
+    /// See [`GroupSettings::llms`].
+    pub llms: Option<Arc<crate::llms::GroupLlms>>,
     /// The database, reading this site's source.
     pub store: Store,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -154,6 +158,7 @@ impl Group {
             site_groups,
             robots_body,
             robots_rules,
+            llms,
             settings: laid_out_under,
         } = settings;
         let publication = Publication {
@@ -182,6 +187,7 @@ impl Group {
             site_groups,
             settings: laid_out_under,
             robots_rules,
+            llms,
             store,
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),

@@ -17,6 +17,7 @@ mod helpers;
 mod hostile;
 mod hosts;
 mod import;
+mod llms;
 mod notify;
 mod operations;
 mod outage;
