@@ -122,10 +122,7 @@ async fn check_group(
 
 /// Says how many of the entries llms.txt lists for the group have no title (they show their
 /// URL's path instead); a warning, not a failure.
-async fn check_llms_titles(
-    group: &Group,
-    llms: &crate::llms::GroupLlms,
-) -> Result<(), StartError> {
+async fn check_llms_titles(group: &Group, llms: &crate::llms::GroupLlms) -> Result<(), StartError> {
     if !llms.listed {
         return Ok(());
     }

@@ -97,7 +97,10 @@ pub fn group_llms(
 }
 
 fn text(value: Option<&str>) -> Option<String> {
-    value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+    value
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -119,6 +122,9 @@ mod tests {
             err.to_string(),
             "LLMS_TXT_PER_GROUP=\"0\": an integer from 1 to 1000"
         );
-        assert_eq!(env(&[("LLMS_TXT", "yes")]).unwrap_err().variable, "LLMS_TXT");
+        assert_eq!(
+            env(&[("LLMS_TXT", "yes")]).unwrap_err().variable,
+            "LLMS_TXT"
+        );
     }
 }

@@ -140,8 +140,7 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
-        let site_llms =
-            super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
+        let site_llms = super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
@@ -199,7 +198,10 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
             kind,
             page_size: table.page_size,
             extensions: !is_news && table.extensions.unwrap_or(first_of_urls),
-            title: table.title.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
+            title: table
+                .title
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
             llms_optional: table.llms_optional.unwrap_or(false),
         });
     }

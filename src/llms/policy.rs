@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn a_url_disallowed_for_any_ai_search_crawler_is_not_listed() {
-        let p = policy("User-agent: *\nAllow: /\n\nUser-agent: OAI-SearchBot\nDisallow: /private/\n");
+        let p =
+            policy("User-agent: *\nAllow: /\n\nUser-agent: OAI-SearchBot\nDisallow: /private/\n");
         assert!(p.allows("/public/a"));
         assert!(!p.allows("/private/a"));
         let all = policy("User-agent: *\nDisallow: /drafts/\n");

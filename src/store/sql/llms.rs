@@ -30,7 +30,10 @@ pub struct TitledEntry {
 /// the undated ones by id; each with the optional columns the source has (NULL otherwise).
 fn newest<DB: Dialect>(quoted_source: &str, columns: LlmsColumns, dated: bool) -> String {
     let optional = |has: bool, column: &str| match has {
-        true => format!("SUBSTR({}, 1, {TEXT_READ_CHARS})", DB::text(&format!("src.{column}"))),
+        true => format!(
+            "SUBSTR({}, 1, {TEXT_READ_CHARS})",
+            DB::text(&format!("src.{column}"))
+        ),
         false => DB::text("NULL"),
     };
     let key = DB::instant_key("src.lastmod");
