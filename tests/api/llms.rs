@@ -249,6 +249,33 @@ async fn llms_txt_is_served_like_every_file_and_follows_its_rows(backend: Backen
         "{text}"
     );
 
+    // The status page links it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let admin = listener.local_addr().unwrap();
+    let router = sitemapd::admin::router(app.app.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let status: Value = reqwest::get(format!("http://{admin}/status.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        status["sites"][0]["llms_url"],
+        "https://www.example.com/llms.txt"
+    );
+    let page = reqwest::get(format!("http://{admin}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert!(
+        page.contains("href=\"https://www.example.com/llms.txt\""),
+        "{page}"
+    );
+
     // Off unless asked for.
     let off = spawn_app(&db.url, &[]).await;
     assert_eq!(off.get("/llms.txt").await.status(), 404);
