@@ -16,6 +16,7 @@ use crate::robots::Environment;
 
 mod groups;
 mod notify;
+mod robots;
 mod sites_file;
 mod urls;
 
@@ -26,6 +27,7 @@ use notify::notify_config;
 pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
 };
+pub use robots::SiteRobots;
 use sites_file::read_sites_file;
 pub use sites_file::SiteConfig;
 use urls::redact_password;
@@ -155,8 +157,9 @@ impl Config {
         let groups = default_groups(vars)?;
         let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
+        let robots = robots::site_robots(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref())?,
+            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &robots)?,
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -164,6 +167,7 @@ impl Config {
                     base_url,
                     groups,
                     robots_template: robots_template.clone(),
+                    robots,
                 }]
             }
         };

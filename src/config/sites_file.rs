@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::groups::{check_group, is_news_language, GroupConfig, GroupKind, NewsPublication};
+use super::robots::{with_entry, RobotsEntry, SiteRobots};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 
 /// What differs between the sites one process serves.
@@ -15,6 +16,8 @@ pub struct SiteConfig {
     /// The site's groups in configured order (the order of the index), at least one.
     pub groups: Vec<GroupConfig>,
     pub robots_template: Option<PathBuf>,
+    /// ROBOTS_POLICY and ROBOTS_CONTENT_SIGNAL, or the site's `[site.robots]`.
+    pub robots: SiteRobots,
 }
 
 impl SiteConfig {
@@ -33,6 +36,7 @@ struct SiteEntry {
     source: Option<String>,
     robots_template: Option<PathBuf>,
     group: Option<Vec<GroupEntry>>,
+    robots: Option<RobotsEntry>,
 }
 
 /// One `[[site.group]]` table, as written.
@@ -66,6 +70,7 @@ pub(super) fn read_sites_file(
     path: &PathBuf,
     default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
+    default_robots: &SiteRobots,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
@@ -73,8 +78,8 @@ pub(super) fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template \
-             and [[site.group]] tables ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template, \
+             [site.robots] and [[site.group]] tables ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -132,11 +137,14 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
+        let robots = with_entry(default_robots, entry.robots, n)
+            .map_err(|e| fail(format!("site {n}: {e}")))?;
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
             groups,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
+            robots,
         });
     }
     Ok(sites)
