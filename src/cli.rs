@@ -78,9 +78,17 @@ enum RobotsCommand {
     Test {
         /// Absolute URL or path to test
         url: String,
-        /// Crawler user agent (product token)
+        /// A product token (GPTBot), a registry crawler's name or a whole User-Agent string,
+        /// read as that crawler reads robots.txt
         #[arg(long, default_value = "*")]
         user_agent: String,
+    },
+    /// Print a snippet for nginx, apache or caddy that answers 403 to the crawlers
+    /// ROBOTS_POLICY disallows on /, never for /robots.txt (how to include it is in its comments)
+    Enforce {
+        /// nginx, apache or caddy
+        #[arg(value_parser = ["nginx", "apache", "caddy"])]
+        server: String,
     },
 }
 
@@ -116,6 +124,9 @@ pub fn run() -> i32 {
             Command::Robots {
                 command: RobotsCommand::Test { url, user_agent },
             } => commands::robots_test(&config, &url, &user_agent),
+            Command::Robots {
+                command: RobotsCommand::Enforce { server },
+            } => commands::robots_enforce(&config, &server),
             Command::Export { dir } => commands::export(&config, &dir).await,
             Command::Import { file } => commands::import(&config, &file).await,
         }

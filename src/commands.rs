@@ -53,6 +53,9 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
     };
     println!("robots.txt: valid");
+    for warning in &robots.warnings {
+        println!("warning: {warning}");
+    }
     let store = Store::connect(config).await?;
     let mut worst = 0;
     for group_config in &site.groups {
@@ -182,12 +185,20 @@ impl Tally {
     }
 }
 
-/// Says whether robots.txt allows `url` for `agent`, and which rule decided.
+/// Says whether robots.txt allows `url` for `agent` (a token, a registry name or a whole
+/// User-Agent, read through the registry as that crawler would), and which rule decided.
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
     let path = path_of(url);
-    let verdict = served.evaluate(agent, &path);
+    let registry = app::crawler_registry(config);
+    let token = registry.robots_token(agent);
+    let verdict = served.evaluate(token, &path);
+    let agent = if token.eq_ignore_ascii_case(agent.trim()) {
+        agent.to_string()
+    } else {
+        format!("{token} ({agent})")
+    };
     let word = if verdict.allowed {
         "allowed"
     } else {
@@ -203,6 +214,17 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
         None => println!("{word}: {path} for {agent}, no rule matched"),
     }
     Ok(if verdict.allowed { 0 } else { 1 })
+}
+
+/// Prints the `robots enforce` snippet for `server` (the first site's policy).
+pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> {
+    use crate::robots::enforce::{blocked, snippet, Server};
+    let server = Server::parse(server).expect("clap allows only known servers");
+    let policy = config.first_site().robots.policy.as_ref();
+    let registry = app::crawler_registry(config);
+    let refused = blocked(policy, &registry).map_err(crate::robots::RobotsError::from)?;
+    print!("{}", snippet(server, &refused, policy));
+    Ok(0)
 }
 
 /// Path and query of an absolute URL, or the value itself when it is already a path.

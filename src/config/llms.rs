@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use super::{parse_with, ConfigError, GroupConfig, GroupKind, SiteConfig, Vars};
+use crate::crawlers::Registry;
 use crate::llms::{
-    AiSearchPolicy, GroupLlms, Header, LlmsConfig, AI_SEARCH_TOKENS, DEFAULT_PER_GROUP,
+    ai_search_tokens, AiSearchPolicy, GroupLlms, Header, LlmsConfig, DEFAULT_PER_GROUP,
     UNNAMED_SECTION,
 };
 use crate::robots::RobotsTxt;
@@ -65,12 +66,14 @@ pub(super) fn site_llms(
 }
 
 /// What `group` of `site` contributes to the site's llms.txt, its links checked against
-/// `rules` (the robots.txt rules the sitemaps are checked against) for every `ai-search`
-/// crawler; `None` when the site serves no llms.txt.
+/// `rules` (the compiled robots.txt the sitemaps are checked against) for each token of every
+/// `ai-search` crawler of the registry (made only when needed); `None` when the site serves no
+/// llms.txt.
 pub fn group_llms(
     site: &SiteConfig,
     group: &GroupConfig,
     rules: Arc<RobotsTxt>,
+    registry: impl FnOnce() -> Registry,
 ) -> Option<Arc<GroupLlms>> {
     let config = site.llms.as_ref()?;
     let header = Header {
@@ -92,7 +95,7 @@ pub fn group_llms(
         title,
         optional: group.llms_optional,
         listed: matches!(group.kind, GroupKind::Urls),
-        policy: AiSearchPolicy::new(rules, AI_SEARCH_TOKENS.map(String::from)),
+        policy: AiSearchPolicy::new(rules, ai_search_tokens(&registry())),
     }))
 }
 

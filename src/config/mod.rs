@@ -17,6 +17,7 @@ use crate::robots::Environment;
 mod groups;
 mod llms;
 mod notify;
+mod robots;
 mod sites_file;
 mod urls;
 
@@ -28,6 +29,7 @@ use notify::notify_config;
 pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
 };
+pub use robots::SiteRobots;
 use sites_file::read_sites_file;
 pub use sites_file::SiteConfig;
 use urls::redact_password;
@@ -158,8 +160,9 @@ impl Config {
         let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let llms = llms::llms_env(vars)?;
+        let robots = robots::site_robots(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &llms)?,
+            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &robots, &llms)?,
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -168,6 +171,7 @@ impl Config {
                     groups,
                     robots_template: robots_template.clone(),
                     llms: llms::site_llms(&llms, None, None, None),
+                    robots,
                 }]
             }
         };

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::groups::{check_group, is_news_language, GroupConfig, GroupKind, NewsPublication};
+use super::robots::{with_entry, RobotsEntry, SiteRobots};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 
 /// What differs between the sites one process serves.
@@ -17,6 +18,8 @@ pub struct SiteConfig {
     pub robots_template: Option<PathBuf>,
     /// llms.txt, when the site serves it (`LLMS_TXT=on`; sites file: `llms_txt = true`).
     pub llms: Option<crate::llms::LlmsConfig>,
+    /// ROBOTS_POLICY and ROBOTS_CONTENT_SIGNAL, or the site's `[site.robots]`.
+    pub robots: SiteRobots,
 }
 
 impl SiteConfig {
@@ -38,6 +41,7 @@ struct SiteEntry {
     llms_txt: Option<bool>,
     name: Option<String>,
     description: Option<String>,
+    robots: Option<RobotsEntry>,
 }
 
 /// One `[[site.group]]` table, as written.
@@ -73,6 +77,7 @@ pub(super) fn read_sites_file(
     path: &PathBuf,
     default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
+    default_robots: &SiteRobots,
     llms: &super::llms::LlmsEnv,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
@@ -81,8 +86,8 @@ pub(super) fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template \
-             and [[site.group]] tables ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template, \
+             [site.robots] and [[site.group]] tables ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -141,12 +146,15 @@ pub(super) fn read_sites_file(
             )));
         }
         let site_llms = super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
+        let robots = with_entry(default_robots, entry.robots, n)
+            .map_err(|e| fail(format!("site {n}: {e}")))?;
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
             groups,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
             llms: site_llms,
+            robots,
         });
     }
     Ok(sites)

@@ -21,7 +21,7 @@ pub use format::{
     destination, inline, link_line, render, Header, SectionText, MAX_DESCRIPTION_CHARS,
     MAX_TITLE_CHARS, OPTIONAL_SECTION,
 };
-pub use policy::{allowed_for_all, AiSearchPolicy, AI_SEARCH_TOKENS};
+pub use policy::{ai_search_tokens, allowed_for_all, AiSearchPolicy};
 
 /// The file names it is served under, at the root of the site's host.
 pub const PATHS: [&str; 2] = ["/llms.txt", "/.well-known/llms.txt"];

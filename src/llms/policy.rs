@@ -3,11 +3,16 @@
 
 use std::sync::Arc;
 
+use crate::crawlers::{Purpose, Registry};
 use crate::robots::RobotsTxt;
 
-/// The `ai-search` crawlers' robots.txt tokens, for as long as no crawler registry says which
-/// they are.
-pub const AI_SEARCH_TOKENS: [&str; 3] = ["OAI-SearchBot", "Claude-SearchBot", "PerplexityBot"];
+/// The robots.txt tokens of every `ai-search` crawler of the registry.
+pub fn ai_search_tokens(registry: &Registry) -> Vec<String> {
+    registry
+        .by_purpose(Purpose::AiSearch)
+        .flat_map(|id| registry.get(id).tokens.iter().cloned())
+        .collect()
+}
 
 /// The robots.txt rules and the tokens every listed URL must be allowed for.
 #[derive(Clone)]
@@ -45,7 +50,16 @@ mod tests {
 
     fn policy(robots: &str) -> AiSearchPolicy {
         let rules = Arc::new(RobotsTxt::parse(robots).unwrap());
-        AiSearchPolicy::new(rules, AI_SEARCH_TOKENS.map(String::from))
+        AiSearchPolicy::new(rules, ai_search_tokens(&Registry::builtin()))
+    }
+
+    #[test]
+    fn the_registry_names_the_answer_engines_crawlers() {
+        let tokens = ai_search_tokens(&Registry::builtin());
+        for token in ["OAI-SearchBot", "Claude-SearchBot", "PerplexityBot"] {
+            assert!(tokens.iter().any(|t| t == token), "{token}: {tokens:?}");
+        }
+        assert!(!tokens.iter().any(|t| t == "GPTBot"), "{tokens:?}");
     }
 
     #[test]
