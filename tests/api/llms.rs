@@ -276,6 +276,23 @@ async fn llms_txt_is_served_like_every_file_and_follows_its_rows(backend: Backen
         "{page}"
     );
 
+    // The crawler policy closes /private/ to every ai-search crawler: llms.txt follows.
+    let policy = spawn_app(
+        &db.url,
+        &[
+            file[0],
+            file[1],
+            ("ROBOTS_POLICY", "ai-search=disallow:/private/"),
+        ],
+    )
+    .await;
+    let text = text_as(&policy, HOST, "/llms.txt").await;
+    assert!(!text.contains("/private/"), "{text}");
+    assert!(
+        text.contains("- [Two, renamed](https://www.example.com/p/2)"),
+        "{text}"
+    );
+
     // Off unless asked for.
     let off = spawn_app(&db.url, &[]).await;
     assert_eq!(off.get("/llms.txt").await.status(), 404);
