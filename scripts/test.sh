@@ -3,7 +3,8 @@
 # a PostgreSQL server (the one at TEST_DATABASE_URL, else a local one started or installed
 # here), a MariaDB or MySQL server (the one at TEST_MYSQL_URL, else a local one started or
 # installed here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
-# feedparser (Debian package python3-feedparser) for reading feeds back.
+# feedparser (Debian package python3-feedparser) for reading feeds back, the llms-txt Python
+# package (pip) for reading llms.txt back with the format's reference parser,
 # and headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
@@ -138,6 +139,16 @@ ensure_feedparser() {
   die "feedparser is missing: install it (Debian: apt-get install python3-feedparser, or pip install feedparser)"
 }
 
+# llms.txt is read back by the format's reference parser: the llms-txt package from PyPI
+# (parse_llms_file). The tests skip that check, saying so, only when it cannot be installed.
+ensure_llms_txt() {
+  python3 -c 'import llms_txt' >/dev/null 2>&1 && return 0
+  python3 -m pip install --quiet llms-txt >/dev/null 2>&1 && return 0
+  python3 -m pip install --quiet --user llms-txt >/dev/null 2>&1 && return 0
+  python3 -m pip install --quiet --break-system-packages llms-txt >/dev/null 2>&1 && return 0
+  echo "warning: cannot install the llms-txt Python package (pip install llms-txt); the llms.txt tests skip the reference parser" >&2
+}
+
 ensure_chromium() {
   [ -n "${CHROMIUM:-}" ] && return 0
   local browser
@@ -153,5 +164,6 @@ drop_stale_test_databases
 ensure_xmllint
 ensure_jing
 ensure_feedparser
+ensure_llms_txt
 ensure_chromium
 cargo test --all-targets "$@"

@@ -85,10 +85,12 @@ pub fn crawler_registry(config: &Config) -> Result<Registry, StartError> {
 /// The robots.txt this configuration serves, and the rules entries are checked against.
 pub struct ServedRobots {
     pub body: String,
-    /// The template as rendered for production: what entries are checked against.
+    /// The template and policy as compiled for production: what entries are checked against.
     pub rules_text: String,
-    /// The template's rules (equal to the served file's, except on staging).
+    /// The compiled file's rules (equal to the served file's, except on staging).
     pub rules: Arc<RobotsTxt>,
+    /// What `check` reports about the template (lines crawlers ignore or misread).
+    pub warnings: Vec<robots::Warning>,
 }
 
 /// Renders and validates robots.txt; a template error stops the start with its line number.
@@ -108,15 +110,22 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
         environment: config.environment,
         extra_sitemaps: config.extra_sitemaps.clone(),
     };
-    let body = robots::render(&template, &context)?;
-    // Entries are checked against the template's own rules: on staging the served file
+    let registry = crawler_registry(config)?;
+    let compiled = robots::compile_template(
+        &template,
+        &context,
+        site.robots.policy.as_ref(),
+        &site.robots.content_signal,
+        &registry,
+    )?;
+    // Entries are checked against the production file: on staging the served file
     // disallows everything, and the sitemaps should still show what production would list.
-    let rules_text = robots::render_template(&template, &context)?;
-    let rules = Arc::new(RobotsTxt::parse(&rules_text)?);
+    let rules = Arc::new(RobotsTxt::parse(&compiled.rules_text)?);
     Ok(ServedRobots {
-        body,
-        rules_text,
+        body: compiled.body,
+        rules_text: compiled.rules_text,
         rules,
+        warnings: compiled.warnings,
     })
 }
 
@@ -148,7 +157,11 @@ impl Service {
         let crawlers = Arc::new(crawler_registry(config)?);
         let mut prepared = Vec::with_capacity(config.sites.len());
         for site in &config.sites {
-            prepared.push((site, served_robots(config, site)?));
+            let robots = served_robots(config, site)?;
+            for warning in &robots.warnings {
+                tracing::warn!(site = %site.base_url.as_str(), "{warning}");
+            }
+            prepared.push((site, robots));
         }
         let store = Store::connect(&config.database()).await?;
         store.migrate().await?;
@@ -371,6 +384,9 @@ pub fn group_settings(
         }),
         robots_body: Bytes::from(robots.body.clone()),
         robots_rules: robots_rules.fingerprint(),
+        llms: crate::config::group_llms(site, group, robots.rules.clone(), || {
+            crawler_registry(config).unwrap_or_else(|_| Registry::builtin())
+        }),
     }
 }
 

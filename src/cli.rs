@@ -84,6 +84,13 @@ enum RobotsCommand {
         #[arg(long, default_value = "*")]
         user_agent: String,
     },
+    /// Print a snippet for nginx, apache or caddy that answers 403 to the crawlers
+    /// ROBOTS_POLICY disallows on /, never for /robots.txt (how to include it is in its comments)
+    Enforce {
+        /// nginx, apache or caddy
+        #[arg(value_parser = ["nginx", "apache", "caddy"])]
+        server: String,
+    },
 }
 
 /// Parses arguments, runs the command, returns the process exit code.
@@ -128,6 +135,9 @@ pub fn run() -> i32 {
             Command::Robots {
                 command: RobotsCommand::Test { url, user_agent },
             } => commands::robots_test(&config, &url, &user_agent),
+            Command::Robots {
+                command: RobotsCommand::Enforce { server },
+            } => commands::robots_enforce(&config, &server),
             Command::Export { dir } => commands::export(&config, &dir).await,
             Command::Import { file } => commands::import(&config, &file).await,
         }

@@ -53,6 +53,9 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
     };
     println!("robots.txt: valid");
+    for warning in &robots.warnings {
+        println!("warning: {warning}");
+    }
     let store = Store::connect(&config.database()).await?;
     let mut worst = 0;
     for group_config in &site.groups {
@@ -65,6 +68,9 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         let (group, _) = Group::new(settings, store.for_source(&group_config.source), now);
         let rows = group.rows(IdRange::ALL, Namespaces::ALL, None);
         worst = worst.max(check_group(rows, &group.rules).await?);
+        if let Some(llms) = &group.llms {
+            check_llms_titles(&group, llms).await?;
+        }
     }
     Ok(worst)
 }
@@ -124,6 +130,35 @@ async fn check_group(
     Ok(if tally.skipped.total() > 0 { 1 } else { 0 })
 }
 
+/// Says how many of the entries llms.txt lists for the group have no title (they show their
+/// URL's path instead); a warning, not a failure.
+async fn check_llms_titles(group: &Group, llms: &crate::llms::GroupLlms) -> Result<(), StartError> {
+    if !llms.listed {
+        return Ok(());
+    }
+    let links = crate::llms::read_links(&group.store, &group.rules, llms).await?;
+    let untitled: Vec<&crate::llms::Link> = links
+        .iter()
+        .filter(|l| l.title.as_deref().is_none_or(|t| t.trim().is_empty()))
+        .collect();
+    println!(
+        "llms.txt: {} entries in section {:?}, {} without a title",
+        links.len(),
+        llms.title,
+        untitled.len()
+    );
+    if !untitled.is_empty() {
+        println!(
+            "warning: llms.txt entries without a title (shown by their path; add a title \
+             column to the source)"
+        );
+        for link in untitled.iter().take(EXAMPLES_PER_REASON) {
+            println!("    {}", link.url);
+        }
+    }
+    Ok(())
+}
+
 /// What `check` left out, by reason, with the first few examples of each.
 #[derive(Default)]
 struct Tally {
@@ -157,7 +192,8 @@ impl Tally {
     }
 }
 
-/// Says whether robots.txt allows `url` for `agent`, and which rule decided.
+/// Says whether robots.txt allows `url` for `agent` (a token, a registry name or a whole
+/// User-Agent, read through the registry as that crawler would), and which rule decided.
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
@@ -188,6 +224,17 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
         None => println!("{word}: {path} for {agent}, no rule matched"),
     }
     Ok(if verdict.allowed { 0 } else { 1 })
+}
+
+/// Prints the `robots enforce` snippet for `server` (the first site's policy).
+pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> {
+    use crate::robots::enforce::{blocked, snippet, Server};
+    let server = Server::parse(server).expect("clap allows only known servers");
+    let policy = config.first_site().robots.policy.as_ref();
+    let registry = app::crawler_registry(config)?;
+    let refused = blocked(policy, &registry).map_err(crate::robots::RobotsError::from)?;
+    print!("{}", snippet(server, &refused, policy));
+    Ok(0)
 }
 
 /// Path and query of an absolute URL, or the value itself when it is already a path.
@@ -259,6 +306,7 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
     }
     let robots = site.first().snapshot().robots.body.clone();
     write(&robots_dir.join("robots.txt"), &robots)?;
+    let llms = export_llms(&together, robots_dir)?;
     // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
     // beside them, so the static copy shows as the served one does.
     let stylesheet = site.first().style.stylesheet.is_some();
@@ -282,16 +330,33 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
         "{files} sitemap files (.xml.gz and .txt), {}",
         written.join(", ")
     );
+    let robots_files = match llms {
+        true => "robots.txt, llms.txt and .well-known/llms.txt",
+        false => "robots.txt",
+    };
     if robots_dir == dir {
-        println!("wrote {written} and robots.txt to {}", dir.display());
+        println!("wrote {written} and {robots_files} to {}", dir.display());
     } else {
         println!(
-            "wrote {written} to {}, robots.txt to {}",
+            "wrote {written} to {}, {robots_files} to {}",
             dir.display(),
             robots_dir.display()
         );
     }
     Ok(())
+}
+
+/// Writes llms.txt at the root beside robots.txt, and the same bytes at
+/// `.well-known/llms.txt` (both paths are served); says whether the site has one.
+fn export_llms(together: &crate::site::Together, root: &Path) -> Result<bool, StartError> {
+    let Some(llms) = &together.llms else {
+        return Ok(false);
+    };
+    let well_known = root.join(".well-known");
+    std::fs::create_dir_all(&well_known).map_err(|e| io_error(&well_known, e))?;
+    write(&root.join("llms.txt"), &llms.body)?;
+    write(&well_known.join("llms.txt"), &llms.body)?;
+    Ok(true)
 }
 
 /// Writes one group's files (`.xml.gz` and `.txt`; with `single`, also `sitemap.xml` and

@@ -147,7 +147,7 @@ impl FeedSite<'_> {
 /// `/a%01b` is titled `/a%01b` and `/été%0A` `/été%0A`. That is what a reader wants: the feed
 /// stays well-formed, and the title still says exactly which URL it is, where dropping those
 /// bytes or replacing them with U+FFFD would make different URLs look the same.
-fn readable_title(loc: &Loc) -> String {
+pub fn readable_title(loc: &Loc) -> String {
     let path = loc.path_and_query();
     let path = if path.is_empty() { "/" } else { path };
     let mut out = String::with_capacity(path.len());

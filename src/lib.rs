@@ -25,6 +25,7 @@
 //!
 //! Beneath them, pure rules and formats: [`sitemap`] (entry rules, limits, the XML writer),
 //! [`robots`] (robots.txt templates, validation, RFC 9309 matching), [`feed`] (Atom and RSS),
+//! [`llms`] (llms.txt: each group's newest links, read by its sweep, composed per site),
 //! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
@@ -46,6 +47,7 @@ pub mod error;
 pub mod feed;
 pub mod http;
 pub mod import;
+pub mod llms;
 pub mod metrics;
 pub mod notify;
 pub mod robots;

@@ -44,6 +44,8 @@ pub struct SiteStatus {
     /// Which replica keeps the site's files current (holds its lease), as far as this one knows.
     pub kept_current_by: Option<crate::site::Keeper>,
     pub groups: Vec<GroupStatus>,
+    /// Where the site's llms.txt is served; `None` when it serves none.
+    pub llms_url: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -203,6 +205,10 @@ fn site_status(site: &Site) -> SiteStatus {
         readiness: readiness(site.readiness()),
         kept_current_by: site.keeper(),
         groups,
+        llms_url: site.first().llms.as_ref().and_then(|_| {
+            let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;
+            Some(url.to_string())
+        }),
     }
 }
 

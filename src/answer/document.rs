@@ -13,6 +13,7 @@ pub const GZIP: &str = "application/gzip";
 pub const ATOM: &str = "application/atom+xml; charset=utf-8";
 pub const RSS: &str = "application/rss+xml; charset=utf-8";
 pub const XSL: &str = "text/xsl; charset=utf-8";
+pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
 /// Which content coding the client accepts for documents that can be sent either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,6 +72,8 @@ pub enum File {
     FeedRss,
     /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
     Stylesheet,
+    /// `/llms.txt` and `/.well-known/llms.txt`, at the root of the site's host.
+    Llms,
 }
 
 /// File K of one of a site's groups.
@@ -141,7 +143,7 @@ impl Reader {
         file: File,
         accepts: Accepts,
     ) -> Result<Document, AnswerError> {
-        use document::{ATOM, RSS, TEXT, XML, XSL};
+        use document::{ATOM, MARKDOWN, RSS, TEXT, XML, XSL};
         let serving = |readiness: Readiness| {
             (file.served_before_the_first_sweep() || readiness.serves_files())
                 .then_some(())
@@ -206,6 +208,15 @@ impl Reader {
                 Some((group, only)) => Document::xml_file(group, only, accepts),
                 None => Document::small(XML, &site.together().index, accepts),
             },
+            File::Llms => {
+                if site.first().llms.is_none() {
+                    return Err(AnswerError::NotFound);
+                }
+                let together = site.together();
+                // Stored files are served at once; llms.txt comes with the first sweeps.
+                let llms = together.llms.as_ref().ok_or(AnswerError::FirstSweep)?;
+                Document::small(MARKDOWN, llms, accepts)
+            }
             File::SitemapTxt => {
                 let (group, only) = site.single_page().ok_or(AnswerError::NotFound)?;
                 Document::text_file(group, only)

@@ -23,6 +23,11 @@ pub struct GroupConfig {
     /// `sitemap_videos`), keyed by entry id, belong to this group's entries. Groups have ids of
     /// their own, so by default only a site's first group of URLs has them.
     pub extensions: bool,
+    /// The heading of the group's section in llms.txt (sites file: `title`); `None`: the
+    /// group's name, `Pages` for the unnamed group.
+    pub title: Option<String>,
+    /// Whether llms.txt lists the group under `## Optional` (sites file: `llms_optional`).
+    pub llms_optional: bool,
 }
 
 /// What a group's rows are and how its files are written.
@@ -43,6 +48,8 @@ impl GroupConfig {
             kind: GroupKind::Urls,
             page_size: None,
             extensions: true,
+            title: None,
+            llms_optional: false,
         }
     }
 
@@ -86,6 +93,8 @@ pub fn parse_group_list(raw: &str) -> Result<Vec<GroupConfig>, String> {
             page_size: None,
             // The extension tables' ids are the first group's.
             extensions: groups.is_empty(),
+            title: None,
+            llms_optional: false,
         });
     }
     if groups.is_empty() {

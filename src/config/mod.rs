@@ -15,7 +15,9 @@ use url::Url;
 use crate::robots::Environment;
 
 mod groups;
+mod llms;
 mod notify;
+mod robots;
 mod sites_file;
 
 pub use crate::notify::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
@@ -26,6 +28,8 @@ pub use crate::store::database_url::{DatabaseKind, DatabaseUrl};
 pub use groups::{is_group_name, GroupConfig, GroupKind, NEWS_URLS_PER_FILE};
 use notify::notify_config;
 pub use notify::DEFAULT_INDEXNOW_ENDPOINT;
+pub use llms::group_llms;
+pub use robots::SiteRobots;
 use sites_file::read_sites_file;
 pub use sites_file::SiteConfig;
 
@@ -163,8 +167,10 @@ impl Config {
         let groups = default_groups(vars)?;
         let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
+        let llms = llms::llms_env(vars)?;
+        let robots = robots::site_robots(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref())?,
+            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &robots, &llms)?,
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -172,6 +178,8 @@ impl Config {
                     base_url,
                     groups,
                     robots_template: robots_template.clone(),
+                    llms: llms::site_llms(&llms, None, None, None),
+                    robots,
                 }]
             }
         };

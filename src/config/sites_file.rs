@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use super::groups::{check_group, GroupConfig, GroupKind};
-use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
+use super::robots::{with_entry, RobotsEntry, SiteRobots};
 use crate::sitemap::publication::{is_news_language, NewsPublication};
+use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +17,10 @@ pub struct SiteConfig {
     /// The site's groups in configured order (the order of the index), at least one.
     pub groups: Vec<GroupConfig>,
     pub robots_template: Option<PathBuf>,
+    /// llms.txt, when the site serves it (`LLMS_TXT=on`; sites file: `llms_txt = true`).
+    pub llms: Option<crate::llms::LlmsConfig>,
+    /// ROBOTS_POLICY and ROBOTS_CONTENT_SIGNAL, or the site's `[site.robots]`.
+    pub robots: SiteRobots,
 }
 
 impl SiteConfig {
@@ -34,6 +39,10 @@ struct SiteEntry {
     source: Option<String>,
     robots_template: Option<PathBuf>,
     group: Option<Vec<GroupEntry>>,
+    llms_txt: Option<bool>,
+    name: Option<String>,
+    description: Option<String>,
+    robots: Option<RobotsEntry>,
 }
 
 /// One `[[site.group]]` table, as written.
@@ -47,6 +56,8 @@ struct GroupEntry {
     news_name: Option<String>,
     news_language: Option<String>,
     extensions: Option<bool>,
+    title: Option<String>,
+    llms_optional: Option<bool>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -67,6 +78,8 @@ pub(super) fn read_sites_file(
     path: &PathBuf,
     default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
+    default_robots: &SiteRobots,
+    llms: &super::llms::LlmsEnv,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
@@ -74,8 +87,8 @@ pub(super) fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template \
-             and [[site.group]] tables ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template, \
+             [site.robots] and [[site.group]] tables ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -133,11 +146,16 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
+        let site_llms = super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
+        let robots = with_entry(default_robots, entry.robots, n)
+            .map_err(|e| fail(format!("site {n}: {e}")))?;
         sites.push(SiteConfig {
             base_url,
             sitemaps_url,
             groups,
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
+            llms: site_llms,
+            robots,
         });
     }
     Ok(sites)
@@ -189,6 +207,11 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
             kind,
             page_size: table.page_size,
             extensions: !is_news && table.extensions.unwrap_or(first_of_urls),
+            title: table
+                .title
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
+            llms_optional: table.llms_optional.unwrap_or(false),
         });
     }
     Ok(groups)

@@ -23,7 +23,7 @@ pub fn ledger_name(site: &Site, file: File) -> Option<Cow<'static, str>> {
             let group = site.groups.get(id.group)?;
             page_file_name(group.name.as_deref(), id.no).into()
         }
-        File::Stylesheet | File::IndexNowKey => return None,
+        File::Stylesheet | File::IndexNowKey | File::Llms => return None,
     })
 }
 

@@ -33,6 +33,7 @@ impl Route {
                 File::IndexNowKey => "indexnow_key",
                 File::Robots => "robots",
                 File::Stylesheet => "stylesheet",
+                File::Llms => "llms",
             },
             Self::Probe(Probe::Health) => "healthz",
             Self::Probe(Probe::Ready) => "readyz",
@@ -41,12 +42,15 @@ impl Route {
     }
 }
 
-/// What `path` names on the base host (robots.txt, always at the root; the IndexNow key file,
+/// What `path` names on the base host (robots.txt and llms.txt, always at the root; the IndexNow key file,
 /// when `key_file` is on, under the base's mount path). Checked across every site before any
 /// site's files, so which site answers does not depend on their order.
 pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Route> {
     if path == "/robots.txt" {
         return Some(Route::File(File::Robots));
+    }
+    if crate::llms::PATHS.contains(&path) {
+        return Some(Route::File(File::Llms));
     }
     let name = path.strip_prefix(base)?;
     (key_file == Some(name)).then_some(Route::File(File::IndexNowKey))

@@ -1,47 +1,115 @@
 //! Splits robots.txt text into directives: `Key: value` lines with their 1-based line numbers.
 //!
-//! The syntax is RFC 9309 section 2.2 with no leniency: the key must be one of the five known
-//! directives spelt out in full (any case), the `:` is required, a value is one word, and
-//! control characters are refused. Google accepts `Dissallow`, `useragent` or `Disallow /x`; a
-//! file we serve must not depend on that.
+//! The syntax is RFC 9309 section 2.2: the `:` is required, an Allow, Disallow or Sitemap value
+//! is one word, and control characters are refused, since engines split such lines differently.
+//! Keys are not refused: the four of RFC 9309 (spelt out in full, any case) are directives, the
+//! extensions crawlers and CDNs read (`Crawl-delay`, `Content-Signal`, ...) are kept as written,
+//! and anything else is a line crawlers ignore, which `check` reports (with the directive a
+//! misspelling most likely meant: Google reads `Dissallow` as `Disallow`, RFC 9309 crawlers
+//! ignore it).
 
 use super::RobotsError;
 
-/// The directives sitemapd accepts. Crawl-delay is not in RFC 9309 but is common, and crawlers
-/// that do not know it ignore it.
+/// What a line's key names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Key {
     UserAgent,
     Allow,
     Disallow,
     Sitemap,
-    CrawlDelay,
+    /// A line beyond RFC 9309 that some crawlers or CDNs read; never a rule.
+    Extension(Extension),
+    /// A key no crawler we know reads: the line is ignored.
+    Unknown,
 }
 
+/// The lines beyond RFC 9309 that templates may carry, kept as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Extension {
+    CrawlDelay,
+    RequestRate,
+    ContentSignal,
+    ContentUsage,
+    License,
+    Host,
+    CleanParam,
+}
+
+/// Every key with a meaning, by its canonical spelling (compared ASCII case-insensitively).
+const KEYS: [(&str, Key); 11] = [
+    ("User-agent", Key::UserAgent),
+    ("Allow", Key::Allow),
+    ("Disallow", Key::Disallow),
+    ("Sitemap", Key::Sitemap),
+    ("Crawl-delay", Key::Extension(Extension::CrawlDelay)),
+    ("Request-rate", Key::Extension(Extension::RequestRate)),
+    ("Content-Signal", Key::Extension(Extension::ContentSignal)),
+    ("Content-Usage", Key::Extension(Extension::ContentUsage)),
+    ("License", Key::Extension(Extension::License)),
+    ("Host", Key::Extension(Extension::Host)),
+    ("Clean-param", Key::Extension(Extension::CleanParam)),
+];
+
 impl Key {
-    /// Exact names only (ASCII case-insensitive, as ABNF strings are): no typo is a directive.
-    fn parse(name: &str) -> Option<Key> {
-        const KEYS: [(&str, Key); 5] = [
-            ("user-agent", Key::UserAgent),
-            ("allow", Key::Allow),
-            ("disallow", Key::Disallow),
-            ("sitemap", Key::Sitemap),
-            ("crawl-delay", Key::CrawlDelay),
-        ];
-        let (_, key) = KEYS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))?;
-        Some(*key)
+    /// Exact names only (ASCII case-insensitive, as ABNF strings are): a typo is [`Key::Unknown`].
+    fn parse(name: &str) -> Key {
+        KEYS.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map_or(Key::Unknown, |(_, key)| *key)
     }
 
     /// The canonical spelling, for messages.
     pub(super) fn name(self) -> &'static str {
-        match self {
-            Key::UserAgent => "User-agent",
-            Key::Allow => "Allow",
-            Key::Disallow => "Disallow",
-            Key::Sitemap => "Sitemap",
-            Key::CrawlDelay => "Crawl-delay",
+        KEYS.iter()
+            .find(|(_, key)| *key == self)
+            .map_or("unknown", |(name, _)| name)
+    }
+}
+
+/// The known key `name` most likely misspells (`Dissallow`, `User-Agnet`, `useragent`), if any:
+/// at most one edit for every four letters (at least one), ignoring case, `-`, `_` and spaces.
+pub(super) fn likely_meant(name: &str) -> Option<&'static str> {
+    let squeeze = |s: &str| -> Vec<u8> {
+        s.bytes()
+            .filter(|b| !matches!(b, b'-' | b'_' | b' ' | b'\t'))
+            .map(|b| b.to_ascii_lowercase())
+            .collect()
+    };
+    let written = squeeze(name);
+    if written.is_empty() {
+        return None;
+    }
+    KEYS.iter()
+        .map(|(known, _)| (known, squeeze(known)))
+        .map(|(known, squeezed)| (edit_distance(&written, &squeezed), squeezed.len(), *known))
+        .filter(|(distance, len, _)| *distance <= (len / 4).max(1))
+        .min_by_key(|(distance, _, _)| *distance)
+        .map(|(_, _, known)| known)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and transpositions
+/// of neighbours each cost one.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        rows[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
         }
     }
+    rows[a.len()][b.len()]
 }
 
 /// One meaningful line.
@@ -49,6 +117,8 @@ impl Key {
 pub(super) struct Directive<'a> {
     pub line: usize,
     pub key: Key,
+    /// The key as written (trimmed).
+    pub name: &'a str,
     /// Trimmed, comment removed; may be empty.
     pub value: &'a str,
 }
@@ -91,8 +161,13 @@ fn lex_line(line: usize, raw: &str) -> Result<Option<Directive<'_>>, RobotsError
     if content.is_empty() {
         return Ok(None);
     }
-    let (key, value) = split_key_value(content).map_err(error)?;
-    Ok(Some(Directive { line, key, value }))
+    let (key, name, value) = split_key_value(content).map_err(error)?;
+    Ok(Some(Directive {
+        line,
+        key,
+        name,
+        value,
+    }))
 }
 
 fn check_characters(line: usize, raw: &str) -> Result<(), String> {
@@ -107,36 +182,33 @@ fn check_characters(line: usize, raw: &str) -> Result<(), String> {
     }
 }
 
-fn split_key_value(content: &str) -> Result<(Key, &str), String> {
+fn split_key_value(content: &str) -> Result<(Key, &str, &str), String> {
     let Some((name, value)) = content.split_once(':') else {
         return Err(missing_colon(content));
     };
     let name = name.trim_matches(WS);
-    let key = Key::parse(name).ok_or_else(|| unknown_directive(name))?;
+    let key = Key::parse(name);
     let value = value.trim_matches(WS);
-    // A User-agent or Crawl-delay with a space fails its own check, with a better message.
+    // A User-agent with a space fails its own check, with a better message.
     if value.contains(WS) && matches!(key, Key::Allow | Key::Disallow | Key::Sitemap) {
         return Err(format!(
             "{} value {value:?} holds a space; percent-encode it as %20",
             key.name()
         ));
     }
-    Ok((key, value))
+    Ok((key, name, value))
 }
 
-/// `Disallow /x`: judge the first word, the directive the author meant.
+/// `Disallow /x`: engines disagree on such a line (Google reads it, RFC 9309 crawlers do not).
 fn missing_colon(content: &str) -> String {
     let word = content.split(WS).next().unwrap_or_default();
-    match Key::parse(word) {
-        Some(_) => format!("missing \":\" after {word:?}"),
-        None => unknown_directive(word),
+    match (Key::parse(word), likely_meant(word)) {
+        (Key::Unknown, None) => {
+            format!("{content:?} is not a directive (\"Key: value\") or a comment (\"# ...\")")
+        }
+        (Key::Unknown, Some(meant)) => format!("missing \":\" after {word:?} (meant {meant}?)"),
+        _ => format!("missing \":\" after {word:?}"),
     }
-}
-
-fn unknown_directive(name: &str) -> String {
-    format!(
-        "unknown directive {name:?} (expected User-agent, Allow, Disallow, Sitemap or Crawl-delay)"
-    )
 }
 
 #[cfg(test)]
@@ -164,7 +236,7 @@ mod tests {
                 (2, Key::Allow, "/a"),
                 (3, Key::Disallow, ""),
                 (4, Key::Sitemap, "https://e.com/s.xml"),
-                (5, Key::CrawlDelay, "5"),
+                (5, Key::Extension(Extension::CrawlDelay), "5"),
             ]
         );
     }
@@ -185,23 +257,51 @@ mod tests {
     }
 
     #[test]
-    fn misspelt_directives_are_refused_with_their_line() {
+    fn extension_lines_are_kept_with_their_values_as_written() {
+        let text = "User-agent: *\nContent-Signal: search=yes, ai-train=no\n\
+            Content-Usage: train-ai=n\nLicense: https://e.com/license.xml\nHost: e.com\n\
+            Clean-param: ref /articles/\nRequest-rate: 1/10s\n";
+        let found = lex(text).unwrap();
         assert_eq!(
-            error("User-agent: *\n\nDissallow: /x"),
-            "robots template line 3: unknown directive \"Dissallow\" \
-             (expected User-agent, Allow, Disallow, Sitemap or Crawl-delay)"
+            found[1],
+            (
+                2,
+                Key::Extension(Extension::ContentSignal),
+                "search=yes, ai-train=no"
+            )
         );
-        assert!(error("useragent: *")
-            .starts_with("robots template line 1: unknown directive \"useragent\""));
-        assert!(error("Site-map: https://e.com/").contains("unknown directive \"Site-map\""));
+        let keys: Vec<&str> = found.iter().map(|(_, key, _)| key.name()).collect();
+        assert_eq!(
+            keys,
+            [
+                "User-agent",
+                "Content-Signal",
+                "Content-Usage",
+                "License",
+                "Host",
+                "Clean-param",
+                "Request-rate"
+            ]
+        );
+        assert_eq!(found[5].2, "ref /articles/");
     }
 
     #[test]
-    fn non_standard_directives_are_refused() {
-        assert!(error("User-agent: *\nHost: example.com")
-            .starts_with("robots template line 2: unknown directive \"Host\""));
-        assert!(error("Noindex: /x").contains("unknown directive \"Noindex\""));
-        assert!(error(": /x").contains("unknown directive \"\""));
+    fn unknown_and_misspelt_keys_are_lines_crawlers_ignore() {
+        let found = lex("User-agent: *\nDissallow: /x\nNoindex: /y\n").unwrap();
+        assert_eq!(found[1], (2, Key::Unknown, "/x"));
+        assert_eq!(found[2], (3, Key::Unknown, "/y"));
+        assert_eq!(likely_meant("Dissallow"), Some("Disallow"));
+        assert_eq!(likely_meant("User-Agnet"), Some("User-agent"));
+        assert_eq!(likely_meant("useragent"), Some("User-agent"));
+        assert_eq!(likely_meant("user agent"), Some("User-agent"));
+        assert_eq!(likely_meant("Site-map"), Some("Sitemap"));
+        assert_eq!(likely_meant("Alow"), Some("Allow"));
+        assert_eq!(likely_meant("Crawl-Dealy"), Some("Crawl-delay"));
+        assert_eq!(likely_meant("Content-Signals"), Some("Content-Signal"));
+        assert_eq!(likely_meant("Noindex"), None);
+        assert_eq!(likely_meant(""), None);
+        assert_eq!(likely_meant("Foo"), None);
     }
 
     #[test]
@@ -214,7 +314,15 @@ mod tests {
             error("Disallow"),
             "robots template line 1: missing \":\" after \"Disallow\""
         );
-        assert!(error("Dissallow").contains("unknown directive \"Dissallow\""));
+        assert_eq!(
+            error("Dissallow /x"),
+            "robots template line 1: missing \":\" after \"Dissallow\" (meant Disallow?)"
+        );
+        assert_eq!(
+            error("This is our robots file"),
+            "robots template line 1: \"This is our robots file\" is not a directive \
+             (\"Key: value\") or a comment (\"# ...\")"
+        );
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl RobotsTxt {
     }
 
     /// The groups `token` (lowercase, maybe empty) obeys.
-    fn groups_for<'a>(&'a self, token: &str) -> impl Iterator<Item = &'a Group> {
+    pub(super) fn groups_for<'a>(&'a self, token: &str) -> impl Iterator<Item = &'a Group> {
         let has_own = !token.is_empty() && self.groups.iter().any(|g| g.lists(token));
         let wanted = if has_own { token } else { "*" }.to_string();
         self.groups.iter().filter(move |g| g.lists(&wanted))
@@ -63,7 +63,7 @@ impl RobotsTxt {
 }
 
 impl Group {
-    fn lists(&self, agent: &str) -> bool {
+    pub(super) fn lists(&self, agent: &str) -> bool {
         self.agents.iter().any(|a| a == agent)
     }
 }

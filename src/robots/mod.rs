@@ -22,13 +22,19 @@
 
 use std::fmt;
 
+mod compile;
+pub mod enforce;
 mod lex;
 mod matcher;
 mod parse;
 mod pattern;
+mod policy;
 mod template;
 
-pub use template::{render, render_template, STAGING_ROBOTS};
+pub use policy::{
+    Access, Assigned, ContentSignal, Policy, PolicyError, PolicyRule, Who, CONTENT_SIGNAL_EXPECTED,
+};
+pub use template::{compile_template, render, render_template, Compiled, STAGING_ROBOTS};
 
 /// The built-in template, used when `ROBOTS_TEMPLATE` is not set.
 pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/robots.txt");
@@ -73,14 +79,47 @@ impl Environment {
 pub struct RobotsTxt {
     groups: Vec<Group>,
     sitemaps: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
-/// One group: the user-agent lines that open it and the rules after them.
+/// One group: the user-agent lines that open it and the lines after them.
 #[derive(Debug, Clone)]
 struct Group {
     /// Product tokens in ASCII lowercase, or `*`.
     agents: Vec<String>,
+    /// The line of each of `agents`.
+    agent_lines: Vec<usize>,
     rules: Vec<Rule>,
+    /// Extension lines (Crawl-delay, Content-Signal, ...) after the User-agent lines, as written.
+    extras: Vec<Extra>,
+}
+
+/// An extension line of a group, never a rule.
+#[derive(Debug, Clone)]
+struct Extra {
+    line: usize,
+    extension: lex::Extension,
+    /// `Name: value` as written (comment and surrounding blanks removed).
+    text: String,
+}
+
+/// Something crawlers read differently from what the file seems to say: reported by `check`
+/// and logged at start, never a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line of the parsed text (of the template once [`render`] has traced it back);
+    /// `None` for a line that no template line produced verbatim.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "robots template line {line}: {}", self.message),
+            None => write!(f, "robots template: {}", self.message),
+        }
+    }
 }
 
 /// One `Allow` or `Disallow` line.
@@ -152,6 +191,9 @@ pub enum RobotsError {
     /// A bad line produced by a template expression, so with no template line of its own.
     #[error("robots template: line {line} of the rendered robots.txt: {reason}")]
     RenderedLine { line: usize, reason: String },
+    /// The policy names a crawler the registry does not know.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
     /// A sitemap URL from the configuration that cannot be announced.
     #[error("robots.txt: sitemap URL {url:?} {reason}")]
     SitemapUrl { url: String, reason: String },

@@ -52,6 +52,11 @@ impl Pattern {
         self.normal.len()
     }
 
+    /// The normal form with its operators, e.g. `/caf%C3%A9*.php$`.
+    pub(super) fn normal(&self) -> &str {
+        &self.normal
+    }
+
     /// Whether the pattern matches `path` (in normal form, see [`request_path`]) from its
     /// first octet. The empty pattern matches nothing: an empty Disallow allows everything.
     pub(super) fn matches(&self, path: &str) -> bool {

@@ -26,7 +26,9 @@ use minijinja::{context, AutoEscape, UndefinedBehavior};
 
 use super::lex;
 use super::parse::check_sitemap_url;
-use super::{Environment, RobotsContext, RobotsError, RobotsTxt};
+use super::policy::{ContentSignal, Policy};
+use super::{Environment, RobotsContext, RobotsError, RobotsTxt, Warning, MAX_BYTES};
+use crate::crawlers::registry::Registry;
 
 /// What `/robots.txt` serves when `SITEMAP_ENV=staging`.
 pub const STAGING_ROBOTS: &str =
@@ -50,9 +52,87 @@ pub fn render_template(template: &str, ctx: &RobotsContext) -> Result<String, Ro
     let parsed =
         RobotsTxt::parse(&rendered).map_err(|e| to_template_line(e, template, &rendered))?;
     let text = with_sitemaps(rendered, parsed.sitemaps(), &required);
-    // The appended lines are valid by construction; this catches a file they push over the limit.
     RobotsTxt::parse(&text)?;
     Ok(text)
+}
+
+/// A site's robots.txt: the template rendered, with the policy compiled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    /// What `/robots.txt` serves ([`STAGING_ROBOTS`] on staging).
+    pub body: String,
+    /// The production file, even on staging: what sitemap entries are checked against.
+    pub rules_text: String,
+    /// What `check` reports and the start logs, template lines where they are known.
+    pub warnings: Vec<Warning>,
+}
+
+/// [`render`] and [`render_template`] with the crawler policy and the `Content-Signal` line
+/// compiled in (see `compile.rs`), and the template's warnings. Without a policy or a signal
+/// the text is the template's, byte for byte.
+pub fn compile_template(
+    template: &str,
+    ctx: &RobotsContext,
+    policy: Option<&Policy>,
+    signal: &ContentSignal,
+    registry: &Registry,
+) -> Result<Compiled, RobotsError> {
+    let required = required_sitemaps(ctx)?;
+    let rendered = expand(template, ctx)?;
+    let parsed =
+        RobotsTxt::parse(&rendered).map_err(|e| to_template_line(e, template, &rendered))?;
+    let mut warnings: Vec<Warning> = parsed
+        .warnings()
+        .iter()
+        .map(|w| warning_line(w, template, &rendered))
+        .collect();
+    let (compiled, more) = super::compile::compile(&rendered, &parsed, policy, signal, registry)?;
+    warnings.extend(more.iter().map(|w| warning_line(w, template, &rendered)));
+    let added = compiled != rendered;
+    let text = with_sitemaps(compiled, parsed.sitemaps(), &required);
+    let bytes = text.len();
+    // The generated groups come last: past 500 KiB crawlers would never read them.
+    if added && bytes > MAX_BYTES {
+        return Err(RobotsError::TooLarge { bytes });
+    }
+    RobotsTxt::parse(&text)?;
+    let body = match ctx.environment {
+        Environment::Production => text.clone(),
+        Environment::Staging => STAGING_ROBOTS.to_string(),
+    };
+    Ok(Compiled {
+        body,
+        rules_text: text,
+        warnings,
+    })
+}
+
+/// `warning` with its line traced back to the template, as errors are.
+fn warning_line(warning: &Warning, template: &str, rendered: &str) -> Warning {
+    let Some(line) = warning.line else {
+        return warning.clone();
+    };
+    let traced = to_template_line(
+        RobotsError::Line {
+            line,
+            reason: String::new(),
+        },
+        template,
+        rendered,
+    );
+    let line = match traced {
+        RobotsError::Line { line, .. } => Some(line),
+        _ => None,
+    };
+    let message = match line {
+        Some(_) => warning.message.clone(),
+        None => format!(
+            "line {} of the rendered robots.txt: {}",
+            warning.line.unwrap_or_default(),
+            warning.message
+        ),
+    };
+    Warning { line, message }
 }
 
 /// The sitemap URLs the output must list, each checked once.
@@ -220,11 +300,14 @@ mod tests {
     #[test]
     fn staging_still_validates_the_template() {
         let staging = ctx(Environment::Staging, &[]);
-        let error = render("User-agent: *\nDissallow: /x\n", &staging).unwrap_err();
-        assert_eq!(error, RobotsError::Line {
-            line: 2,
-            reason: "unknown directive \"Dissallow\" (expected User-agent, Allow, Disallow, Sitemap or Crawl-delay)".into(),
-        });
+        let error = render("User-agent: *\nDisallow /x\n", &staging).unwrap_err();
+        assert_eq!(
+            error,
+            RobotsError::Line {
+                line: 2,
+                reason: "missing \":\" after \"Disallow\"".into(),
+            }
+        );
     }
 
     #[test]
@@ -278,7 +361,7 @@ mod tests {
 
     #[test]
     fn template_lines_are_reported_through_block_tags() {
-        let template = "{% if true %}\nUser-agent: *\n{% endif %}\n{% for u in extra_sitemaps %}\nSitemap: {{ u }}\n{% endfor %}\nDissallow: /x\n";
+        let template = "{% if true %}\nUser-agent: *\n{% endif %}\n{% for u in extra_sitemaps %}\nSitemap: {{ u }}\n{% endfor %}\nDisallow /x\n";
         let error = production(template).unwrap_err();
         assert!(
             matches!(error, RobotsError::Line { line: 7, .. }),
@@ -286,7 +369,7 @@ mod tests {
         );
         assert!(error
             .to_string()
-            .starts_with("robots template line 7: unknown directive \"Dissallow\""));
+            .starts_with("robots template line 7: missing \":\" after \"Disallow\""));
     }
 
     #[test]
@@ -303,9 +386,9 @@ mod tests {
     fn each_strict_check_reports_its_line() {
         let cases = [
             (
-                "User-agent: *\nHost: example.com\n",
+                "User-agent: *\nDisallow: /a b\n",
                 2,
-                "unknown directive \"Host\"",
+                "Disallow value \"/a b\" holds a space",
             ),
             (
                 "# x\nDisallow: /a\nUser-agent: *\n",
@@ -322,11 +405,22 @@ mod tests {
                 4,
                 "missing \":\" after \"Disallow\"",
             ),
-            ("useragent: *\n", 1, "unknown directive \"useragent\""),
+            ("User-agent: /x\n", 1, "User-agent must be a product token"),
         ];
         for (template, line, reason) in cases {
             let error = production(template).unwrap_err().to_string();
             let expected = format!("robots template line {line}: {reason}");
+            assert!(error.starts_with(&expected), "{error}");
+            let registry = Registry::builtin();
+            let signal = ContentSignal::Off;
+            let compiled = compile_template(
+                template,
+                &ctx(Environment::Production, &[]),
+                None,
+                &signal,
+                &registry,
+            );
+            let error = compiled.unwrap_err().to_string();
             assert!(error.starts_with(&expected), "{error}");
         }
     }
@@ -363,13 +457,49 @@ mod tests {
     }
 
     #[test]
-    fn output_over_500_kib_is_refused() {
+    fn a_template_over_500_kib_is_served_with_a_warning_but_not_with_a_policy() {
         let template = "User-agent: *\n{% for i in range(12000) %}\nDisallow: /private/{{ i }}/0123456789abcdef0123456789\n{% endfor %}\n";
-        let error = production(template).unwrap_err();
+        let registry = Registry::builtin();
+        let context = ctx(Environment::Production, &[]);
+        let compiled =
+            compile_template(template, &context, None, &ContentSignal::Derived, &registry).unwrap();
+        assert!(compiled.body.len() > 500 * 1024);
+        assert_eq!(compiled.warnings.len(), 1, "{:?}", compiled.warnings);
+        assert!(compiled.warnings[0]
+            .message
+            .contains("over the 512000 bytes"));
+        // The policy's groups would come after the point where crawlers stop reading.
+        let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
+        let error = compile_template(
+            template,
+            &context,
+            Some(&policy),
+            &ContentSignal::Derived,
+            &registry,
+        )
+        .unwrap_err();
         assert!(
             matches!(error, RobotsError::TooLarge { bytes } if bytes > 500 * 1024),
             "{error}"
         );
+    }
+
+    #[test]
+    fn warnings_name_template_lines() {
+        let template =
+            "{% if true %}\nUser-agent: *\n{% endif %}\nDissallow: /x\nCrawl-delay: {{ 5 }}\n";
+        let registry = Registry::builtin();
+        let context = ctx(Environment::Production, &[]);
+        let compiled =
+            compile_template(template, &context, None, &ContentSignal::Derived, &registry).unwrap();
+        let lines: Vec<Option<usize>> = compiled.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, [Some(4), None], "{:?}", compiled.warnings);
+        assert!(compiled.warnings[1]
+            .to_string()
+            .starts_with("robots template: line 3 of the rendered robots.txt: Crawl-delay:"));
+        // Without a policy or a signal, the text is the template's.
+        assert_eq!(compiled.body, production(template).unwrap());
+        assert!(compiled.body.contains("Dissallow: /x\n"));
     }
 
     #[test]

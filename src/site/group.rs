@@ -52,6 +52,8 @@ pub struct GroupSettings {
     /// A fingerprint of what decides which entries robots.txt leaves out (its rules and the
     /// agents they are checked for): when it changes, entries it now leaves out are announced.
     pub robots_rules: Fingerprint,
+    /// The group's part of the site's llms.txt; `None` when the site serves none.
+    pub llms: Option<Arc<crate::llms::GroupLlms>>,
     /// A fingerprint of everything besides the rows that decides the files' bytes (format
     /// version, URLs, page size, rules, style; see [`super::fingerprint`]): files laid out, and
     /// summaries of rows taken, under other settings do not count.

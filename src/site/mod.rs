@@ -56,6 +56,9 @@ pub struct Together {
     pub index: SmallDoc,
     /// The newest entries of all groups; `None` until every group has read its own.
     pub feeds: Option<Feeds>,
+    /// llms.txt of every group's section; `None` when the site serves none, or until every
+    /// group has read its own.
+    pub llms: Option<SmallDoc>,
 }
 
 impl Site {
@@ -151,10 +154,12 @@ impl Together {
     /// validators (so a site without groups serves what it always did). Several groups: one
     /// index of every group's files, its time the latest of theirs.
     fn of(groups: &[Arc<Group>], made_of: Vec<Arc<Snapshot>>) -> Self {
+        let llms = llms_document(groups, &made_of);
         if let [only] = made_of.as_slice() {
             return Self {
                 index: only.index.clone(),
                 feeds: only.feeds.clone(),
+                llms,
                 made_of,
             };
         }
@@ -176,8 +181,26 @@ impl Together {
             made_of,
             index,
             feeds,
+            llms,
         }
     }
+}
+
+/// The site's llms.txt, composed of its groups' sections, dated by the latest change of theirs;
+/// `None` when the site serves none, or until each group has read its section.
+fn llms_document(groups: &[Arc<Group>], snapshots: &[Arc<Snapshot>]) -> Option<SmallDoc> {
+    let parts: Vec<_> = groups
+        .iter()
+        .zip(snapshots)
+        .map(|(group, snapshot)| Some((group.llms.as_deref()?, snapshot.llms.as_ref()?)))
+        .collect::<Option<_>>()?;
+    let header = &parts.first()?.0.header;
+    let body = bytes::Bytes::from(crate::llms::compose(header, parts.iter().copied()));
+    let validators = Validators {
+        fingerprint: Fingerprint::of(&body),
+        changed_at: latest(parts.iter().map(|(_, section)| section.changed_at)),
+    };
+    Some(SmallDoc::new(body, validators))
 }
 
 /// The feeds of the newest entries of all groups that have feeds (news groups have none),

@@ -57,6 +57,9 @@ pub struct Snapshot {
     /// next sweep, so time alone never makes a render differ from its ETag. `None`: not a news
     /// group, or none measured yet in this process (renders take the window as of now).
     pub news_at: Option<i64>,
+    /// The group's links in llms.txt, from its own sweeps; `None` until its first sweep, or
+    /// when the site serves no llms.txt.
+    pub llms: Option<crate::llms::Section>,
 }
 
 /// A small whole document kept in memory, with its gzip form made on first request.
@@ -127,6 +130,7 @@ impl Snapshot {
             feeds: None,
             layout,
             news_at: None,
+            llms: None,
         }
     }
 
@@ -216,6 +220,7 @@ impl Snapshot {
             }),
             layout,
             news_at: self.news_at,
+            llms: self.llms.clone(),
         }
     }
 }

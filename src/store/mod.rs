@@ -41,6 +41,7 @@ pub use records::{
 };
 use rows::{attach, keyed_alternate, keyed_image};
 pub use rows::{quote_identifier, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+pub use sql::TitledEntry;
 pub use sqlite::SqliteStore;
 
 /// Entries read per query when extension rows are merged in.
@@ -301,6 +302,13 @@ impl Store {
     /// id first). For feeds.
     pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
         each!(self, s => s.recent(limit).await)
+    }
+
+    /// Up to `limit` entries for llms.txt: the most recently modified first (ties: lowest id
+    /// first), then those without a lastmod by id, with the source's optional `title` and
+    /// `description` columns when it has them.
+    pub async fn newest_titled(&self, limit: i64) -> Result<Vec<TitledEntry>, StoreError> {
+        each!(self, s => s.newest_titled(limit).await)
     }
 
     /// Up to `limit` entries modified after `after` (by lastmod, then id) and no later than

@@ -15,6 +15,7 @@ mod announce;
 mod compact;
 mod feeds;
 pub mod lease;
+mod llms;
 mod measure;
 mod relist;
 mod schedule;
@@ -227,7 +228,10 @@ impl Sweeper {
                 },
             };
             let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
-            if files.is_empty() && summaries.is_some() && feeds_known {
+            // Read each sweep: a title can change in a view without any file changing.
+            let llms = llms::read(&self.group).await?;
+            let llms_same = llms::unchanged(llms.as_ref(), current.llms.as_ref());
+            if files.is_empty() && summaries.is_some() && feeds_known && llms_same {
                 // The database says no file's rows changed: nothing to read or save.
                 return Ok(());
             }
@@ -268,6 +272,12 @@ impl Sweeper {
                     },
                 ]);
             }
+            if let Some((_, fingerprint)) = &llms {
+                whole_files.push(WholeFile {
+                    name: crate::llms::LLMS_FILE,
+                    fingerprint: *fingerprint,
+                });
+            }
             let proposal = Proposal {
                 layout: measured,
                 whole_files,
@@ -277,6 +287,7 @@ impl Sweeper {
                     let mut next =
                         current.settled(&proposal.layout, &saved, feeds, self.group.publication());
                     next.news_at = news_at;
+                    next.llms = llms.map(|(links, _)| llms::section(links, &saved));
                     let index_changed = next.index.validators.changed_at >= now;
                     self.group.install(next);
                     report_skips(&current, &self.group.snapshot());

@@ -20,6 +20,7 @@ mod hostile;
 mod hosts;
 mod import;
 mod import_limits;
+mod llms;
 mod notify;
 mod operations;
 mod outage;

@@ -130,15 +130,17 @@ fn sitemapd(vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
 }
 
 #[test]
-fn a_misspelt_directive_stops_the_start_with_its_line_number() {
-    let template = template_file("User-agent: *\nDissallow: /x\n");
+fn a_line_crawlers_would_misread_stops_the_start_with_its_line_number() {
+    // A misspelt directive is only a warning of `check` (tests/api/policy.rs); a missing ":" is
+    // read differently by Google and RFC 9309 crawlers.
+    let template = template_file("User-agent: *\nDisallow /x\n");
     let (code, _, stderr) = sitemapd(
         &[("ROBOTS_TEMPLATE", template.path().to_str().unwrap())],
         &["robots", "test", "/"],
     );
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("line 2") && stderr.contains("Dissallow"),
+        stderr.contains("line 2") && stderr.contains("Disallow"),
         "{stderr}"
     );
 

@@ -8,11 +8,14 @@ mod changes;
 mod import;
 mod leases;
 mod listed;
+mod llms;
 pub(crate) mod removed;
 mod state;
 mod summaries;
 
 use std::sync::Arc;
+
+pub use llms::TitledEntry;
 
 use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
@@ -207,6 +210,9 @@ struct Reads {
     article_columns: String,
     /// The answer, once the database gave it: asked once per source and process, not per read.
     has_article_columns: std::sync::OnceLock<bool>,
+    /// Whether the source has the optional `title` and `description` columns (llms.txt),
+    /// asked once per source and process like the article columns.
+    llms_columns: std::sync::OnceLock<llms::LlmsColumns>,
 }
 
 impl Reads {
@@ -279,6 +285,7 @@ impl Reads {
             articles_plain: sql(articles::<DB>(source, false)),
             article_columns: format!("SELECT * FROM {} WHERE 1 = 0", DB::quote(source)),
             has_article_columns: std::sync::OnceLock::new(),
+            llms_columns: std::sync::OnceLock::new(),
             presence: sql(format!(
                 "SELECT {} AS xhtml, {} AS image, {} AS video",
                 DB::int(&format!(

@@ -1,0 +1,321 @@
+//! `sitemapd robots enforce nginx|apache|caddy`: a snippet for the web server in front that
+//! answers 403 to requests whose User-Agent names a crawler the policy disallows on `/`, never
+//! for `/robots.txt` (a crawler must be able to read why).
+//!
+//! A User-Agent names a crawler when one of the registry's `user_agent` patterns for it appears
+//! as a whole word (bounded by anything but a letter or digit), ignoring case: the registry's
+//! own rule. Where an allowed crawler's pattern holds a blocked one (`Googlebot-Image` holds
+//! `Googlebot`), the allowed one is let through first. robots.txt is a request; this is for
+//! crawlers that do not honour it (and nothing stops a crawler from sending another User-Agent:
+//! verified identity is the status page's business).
+
+use crate::crawlers::registry::Registry;
+
+use super::policy::{Policy, PolicyError};
+
+/// The servers a snippet can be printed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Nginx,
+    Apache,
+    Caddy,
+}
+
+impl Server {
+    pub fn parse(name: &str) -> Option<Server> {
+        match name.to_ascii_lowercase().as_str() {
+            "nginx" => Some(Server::Nginx),
+            "apache" | "apache2" | "httpd" => Some(Server::Apache),
+            "caddy" => Some(Server::Caddy),
+            _ => None,
+        }
+    }
+}
+
+/// Which User-Agent words are turned away, and which let through first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blocked {
+    /// Crawler names, for the snippet's comment.
+    pub crawlers: Vec<String>,
+    /// `user_agent` patterns of those crawlers, each once (ignoring case).
+    pub patterns: Vec<String>,
+    /// Patterns of allowed crawlers that hold a blocked pattern as a word.
+    pub exceptions: Vec<String>,
+}
+
+/// The crawlers `policy` disallows on `/` that can send requests, with their patterns.
+pub fn blocked(policy: Option<&Policy>, registry: &Registry) -> Result<Blocked, PolicyError> {
+    let mut blocked = Blocked::default();
+    let Some(policy) = policy else {
+        return Ok(blocked);
+    };
+    policy.check_names(registry)?;
+    let mut allowed: Vec<&str> = Vec::new();
+    for id in registry.ids() {
+        let crawler = registry.get(id);
+        let closed = policy
+            .rule_for(registry, id)
+            .is_some_and(|access| !access.allows("/"));
+        if !closed {
+            allowed.extend(crawler.user_agent.iter().map(String::as_str));
+            continue;
+        }
+        if crawler.user_agent.is_empty() {
+            continue;
+        }
+        blocked.crawlers.push(crawler.name.clone());
+        for pattern in &crawler.user_agent {
+            if !blocked
+                .patterns
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(pattern))
+            {
+                blocked.patterns.push(pattern.clone());
+            }
+        }
+    }
+    for pattern in allowed {
+        let holds_blocked = blocked
+            .patterns
+            .iter()
+            .any(|b| !b.eq_ignore_ascii_case(pattern) && holds_word(pattern, b));
+        if holds_blocked
+            && !blocked
+                .exceptions
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(pattern))
+        {
+            blocked.exceptions.push(pattern.to_string());
+        }
+    }
+    Ok(blocked)
+}
+
+/// Whether `word` appears in `text` bounded by non-alphanumerics, ignoring ASCII case.
+fn holds_word(text: &str, word: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    let word = word.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    text.match_indices(&word).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + word.len()).copied();
+        !before.is_some_and(|b| b.is_ascii_alphanumeric())
+            && !after.is_some_and(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// `(^|[^a-z0-9])(gptbot|ccbot)([^a-z0-9]|$)`, for a case-insensitive match.
+fn word_regex(patterns: &[String]) -> String {
+    let alternatives: Vec<String> = patterns.iter().map(|p| escape(p)).collect();
+    format!(
+        "(^|[^A-Za-z0-9])({})([^A-Za-z0-9]|$)",
+        alternatives.join("|")
+    )
+}
+
+/// A pattern as a regular expression literal (PCRE and RE2 alike), lowercase.
+fn escape(pattern: &str) -> String {
+    let mut out = String::new();
+    for c in pattern.to_ascii_lowercase().chars() {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '/' || c == ' ' {
+            out.push(c);
+        } else if c.is_ascii() && !c.is_ascii_control() {
+            out.push('\\');
+            out.push(c);
+        }
+        // Anything else cannot be in a User-Agent header as the server sees it.
+    }
+    out
+}
+
+/// The snippet for `server`, with how to include it.
+pub fn snippet(server: Server, blocked: &Blocked, policy: Option<&Policy>) -> String {
+    let mut out = String::new();
+    let policy = policy.map(Policy::written).unwrap_or("(unset)");
+    out.push_str(&format!(
+        "# Generated by `sitemapd robots enforce` for ROBOTS_POLICY {policy:?}.\n\
+         # 403 for requests whose User-Agent names a crawler the policy disallows on /,\n\
+         # except /robots.txt. Crawlers: {}.\n\
+         # Run the command again after changing the policy or CRAWLERS_FILE.\n",
+        if blocked.crawlers.is_empty() {
+            "none".to_string()
+        } else {
+            blocked.crawlers.join(", ")
+        }
+    ));
+    match server {
+        Server::Nginx => nginx(&mut out, blocked),
+        Server::Apache => apache(&mut out, blocked),
+        Server::Caddy => caddy(&mut out, blocked),
+    }
+    out
+}
+
+fn nginx(out: &mut String, blocked: &Blocked) {
+    out.push_str(
+        "#\n# Save as /etc/nginx/conf.d/sitemapd-enforce.conf (files there are included in the\n\
+         # http block), then add this line to each server block of the site:\n\
+         #     if ($sitemapd_refused) { return 403; }\n\
+         # and run nginx -t && nginx -s reload.\n",
+    );
+    out.push_str("map $http_user_agent $sitemapd_refused_agent {\n    default 0;\n");
+    if !blocked.exceptions.is_empty() {
+        out.push_str(&format!(
+            "    \"~*{}\" 0;\n",
+            nginx_quote(&word_regex(&blocked.exceptions))
+        ));
+    }
+    if !blocked.patterns.is_empty() {
+        out.push_str(&format!(
+            "    \"~*{}\" 1;\n",
+            nginx_quote(&word_regex(&blocked.patterns))
+        ));
+    }
+    out.push_str("}\n");
+    out.push_str(
+        "map $uri $sitemapd_refused {\n    default $sitemapd_refused_agent;\n    /robots.txt 0;\n}\n",
+    );
+}
+
+fn nginx_quote(regex: &str) -> String {
+    regex.replace('"', "\\\"")
+}
+
+fn apache(out: &mut String, blocked: &Blocked) {
+    out.push_str(
+        "#\n# Save as /etc/apache2/conf-available/sitemapd-enforce.conf and Include it at the top\n\
+         # of the site's <VirtualHost> (before its own RewriteRules), e.g.\n\
+         #     Include /etc/apache2/conf-available/sitemapd-enforce.conf\n\
+         # It needs mod_rewrite (a2enmod rewrite); then apachectl configtest && apachectl graceful.\n",
+    );
+    if blocked.patterns.is_empty() {
+        out.push_str("# Nothing to refuse.\n");
+        return;
+    }
+    out.push_str("RewriteEngine On\n");
+    out.push_str("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n");
+    if !blocked.exceptions.is_empty() {
+        out.push_str(&format!(
+            "RewriteCond %{{HTTP_USER_AGENT}} !\"{}\" [NC]\n",
+            apache_quote(&word_regex(&blocked.exceptions))
+        ));
+    }
+    out.push_str(&format!(
+        "RewriteCond %{{HTTP_USER_AGENT}} \"{}\" [NC]\n",
+        apache_quote(&word_regex(&blocked.patterns))
+    ));
+    out.push_str("RewriteRule ^ - [F]\n");
+}
+
+fn apache_quote(regex: &str) -> String {
+    regex.replace('"', "\\\"")
+}
+
+fn caddy(out: &mut String, blocked: &Blocked) {
+    out.push_str(
+        "#\n# Save as /etc/caddy/sitemapd-enforce.caddy and import it first in the site's block,\n\
+         # before any other handle (and before `import sitemapd.caddy`):\n\
+         #     import /etc/caddy/sitemapd-enforce.caddy\n\
+         # then caddy validate and caddy reload.\n",
+    );
+    if blocked.patterns.is_empty() {
+        out.push_str("# Nothing to refuse.\n");
+        return;
+    }
+    out.push_str("@sitemapd_refused {\n");
+    out.push_str(&format!(
+        "\theader_regexp sitemapd_refused User-Agent `(?i){}`\n",
+        word_regex(&blocked.patterns)
+    ));
+    if !blocked.exceptions.is_empty() {
+        out.push_str(&format!(
+            "\tnot header_regexp sitemapd_allowed User-Agent `(?i){}`\n",
+            word_regex(&blocked.exceptions)
+        ));
+    }
+    out.push_str("\tnot path /robots.txt\n}\n");
+    out.push_str("handle @sitemapd_refused {\n\trespond \"Forbidden\" 403\n}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REGISTRY: &str = r#"
+[[crawler]]
+name = "Googlebot"
+tokens = ["Googlebot"]
+purpose = "search"
+
+[[crawler]]
+name = "Googlebot-Image"
+tokens = ["Googlebot-Image"]
+purpose = "preview"
+
+[[crawler]]
+name = "GPTBot"
+tokens = ["GPTBot"]
+purpose = "ai-training"
+
+[[crawler]]
+name = "Google-Extended"
+tokens = ["Google-Extended"]
+user_agent = []
+purpose = "ai-training"
+
+[[crawler]]
+name = "Odd"
+tokens = ["Odd"]
+user_agent = ["odd.bot+x"]
+purpose = "ai-training"
+"#;
+
+    fn blocked_by(policy: &str) -> Blocked {
+        let registry = Registry::parse(REGISTRY, "test").unwrap();
+        let policy = Policy::parse(policy, "ROBOTS_POLICY").unwrap();
+        blocked(Some(&policy), &registry).unwrap()
+    }
+
+    #[test]
+    fn crawlers_closed_on_the_root_that_send_requests() {
+        let found = blocked_by("ai-training=disallow");
+        assert_eq!(found.crawlers, ["GPTBot", "Odd"]);
+        assert_eq!(found.patterns, ["GPTBot", "odd.bot+x"]);
+        assert!(found.exceptions.is_empty());
+        // A path rule leaves the root open: robots.txt says the rest.
+        assert!(blocked_by("ai-training=disallow:/premium/")
+            .crawlers
+            .is_empty());
+        let found = blocked_by("search=disallow");
+        assert_eq!(found.patterns, ["Googlebot"]);
+        assert_eq!(found.exceptions, ["Googlebot-Image"]);
+    }
+
+    #[test]
+    fn regexes_are_word_bounded_and_escaped() {
+        let regex = word_regex(&["GPTBot".into(), "odd.bot (x)".into()]);
+        assert_eq!(
+            regex,
+            "(^|[^A-Za-z0-9])(gptbot|odd\\.bot \\(x\\))([^A-Za-z0-9]|$)"
+        );
+        let regex = word_regex(&["odd.bot+x".into()]);
+        assert_eq!(regex, "(^|[^A-Za-z0-9])(odd\\.bot\\+x)([^A-Za-z0-9]|$)");
+        assert!(holds_word("Googlebot-Image", "googlebot"));
+        assert!(!holds_word("GooglebotX", "Googlebot"));
+    }
+
+    #[test]
+    fn snippets_never_refuse_robots_txt() {
+        let found = blocked_by("ai-training=disallow");
+        let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
+        let nginx = snippet(Server::Nginx, &found, Some(&policy));
+        assert!(nginx.contains("    /robots.txt 0;\n"), "{nginx}");
+        assert!(nginx.contains("if ($sitemapd_refused) { return 403; }"));
+        let apache = snippet(Server::Apache, &found, Some(&policy));
+        assert!(apache.contains("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n"));
+        assert!(apache.ends_with("RewriteRule ^ - [F]\n"));
+        let caddy = snippet(Server::Caddy, &found, Some(&policy));
+        assert!(caddy.contains("\tnot path /robots.txt\n"));
+        assert!(caddy.contains("respond \"Forbidden\" 403"));
+    }
+}
