@@ -66,6 +66,8 @@ pub struct Metrics {
     pub notify: NotifyMetrics,
     /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
     pub crawlers: CrawlerMetrics,
+    /// The crawl log's counters; hand a clone to [`crate::crawllog::CrawlLog::start`].
+    pub crawl_log: crate::crawllog::CrawlLogMetrics,
 }
 
 impl Default for Metrics {
@@ -93,6 +95,7 @@ impl Metrics {
             files: Family::default(),
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
+            crawl_log: crate::crawllog::CrawlLogMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -160,6 +163,7 @@ impl Metrics {
         );
         m.notify.register(&mut registry);
         m.crawlers.register(&mut registry);
+        m.crawl_log.register(&mut registry);
         Self { registry, ..m }
     }
 

@@ -36,6 +36,12 @@ pub struct SiteStatus {
     pub index_url: String,
     pub readiness: &'static str,
     pub groups: Vec<GroupStatus>,
+    /// Crawl log (ACCESS_LOG_ADDR): paths search crawlers fetched that no sitemap lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_sitemaps: Option<Vec<crate::crawllog::report::OutsidePath>>,
+    /// Crawl log: fetches robots.txt disallowed, per crawler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub robots_violations: Option<Vec<crate::crawllog::report::Violations>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -49,6 +55,11 @@ pub struct GroupStatus {
     pub files: Vec<FileStatus>,
     pub skipped: Vec<Skipped>,
     pub findings: Vec<Finding>,
+    /// Crawl log: per search crawler, coverage, waiting for recrawl, freshness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crawl_log: Option<
+        std::collections::BTreeMap<String, crate::crawllog::report::CrawlerCrawls>,
+    >,
 }
 
 #[derive(Debug, Serialize)]
@@ -129,10 +140,14 @@ impl Status {
             .flat_map(|c| c.per_day.iter().map(|d| d.requests))
             .max()
             .unwrap_or_default();
+        let mut sites: Vec<SiteStatus> = app.sites.iter().map(|site| site_status(site)).collect();
+        if let Some(log) = &app.crawl_log {
+            attach_crawl_log(&mut sites, &log.report());
+        }
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
-            sites: app.sites.iter().map(|site| site_status(site)).collect(),
+            sites,
             crawlers,
             busiest_day,
             deliveries: deliveries(app),
@@ -146,6 +161,19 @@ fn site_status(site: &Site) -> SiteStatus {
         index_url: site.files().file_url("sitemap_index.xml"),
         readiness: readiness(site.readiness()),
         groups: site.groups.iter().map(|g| group_status(g)).collect(),
+        outside_sitemaps: None,
+        robots_violations: None,
+    }
+}
+
+/// The crawl log's last report, in each site and group it covers.
+fn attach_crawl_log(sites: &mut [SiteStatus], report: &crate::crawllog::report::CrawlReport) {
+    for (status, crawls) in sites.iter_mut().zip(&report.sites) {
+        status.outside_sitemaps = Some(crawls.outside_sitemaps.clone());
+        status.robots_violations = Some(crawls.robots_violations.clone());
+        for (group, crawls) in status.groups.iter_mut().zip(&crawls.groups) {
+            group.crawl_log = Some(crawls.crawl_log.clone());
+        }
     }
 }
 
@@ -218,6 +246,7 @@ fn group_status(group: &Group) -> GroupStatus {
         files,
         skipped,
         findings,
+        crawl_log: None,
     }
 }
 

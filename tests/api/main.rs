@@ -7,6 +7,7 @@ mod audit;
 mod caching;
 mod cli;
 mod cms_views;
+mod crawl_log;
 mod crawlers;
 mod current;
 mod extensions;
