@@ -171,7 +171,7 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
     db.migrate().await;
     db.insert(&[(1, "/a"), (2, "/b"), (3, "https://www.example.com/c")]).await;
     for id in 1..=3 {
-        db.set_lastmod(id, crate::helpers::utc("2026-01-01T00:00:00Z")).await;
+        db.set_lastmod(id, crate::helpers::utc("2026-01-01 00:00:00")).await;
     }
     let robots = template_file("User-agent: *\nDisallow: /private/\n");
     let app = start(&db, robots.path()).await;
