@@ -197,6 +197,30 @@ const CRAWL_COLUMNS: &str = "crawler, entry_id, path, fetches, last_fetch, last_
 const PATH_COLUMNS: &str =
     "kind, crawler, verification, path_key, status, path, fetches, last_fetch, rule";
 
+/// [`CRAWL_COLUMNS`] as read back (text columns as text: MySQL calls binary-collated ones
+/// VARBINARY).
+fn crawl_columns<DB: Dialect>() -> String {
+    format!(
+        "{} AS crawler, entry_id, {} AS path, fetches, last_fetch, last_status, lastmod, \
+         fresh_at, freshness",
+        DB::text("crawler"),
+        DB::text("path")
+    )
+}
+
+/// [`PATH_COLUMNS`] as read back.
+fn path_columns<DB: Dialect>() -> String {
+    format!(
+        "{} AS kind, {} AS crawler, {} AS verification, path_key, status, {} AS path, fetches, \
+         last_fetch, {} AS rule",
+        DB::text("kind"),
+        DB::text("crawler"),
+        DB::text("verification"),
+        DB::text("path"),
+        DB::text("rule")
+    )
+}
+
 fn crawl_row<R: Row>(row: &R) -> Result<CrawlRow, sqlx::Error>
 where
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -286,7 +310,8 @@ impl_sql! {
         let mut rows = Vec::new();
         for chunk in ids.chunks(ROWS_PER_STATEMENT * 4) {
             let sql = DB::placeholders(&format!(
-                "SELECT {CRAWL_COLUMNS} FROM sitemapd_crawls WHERE site = ? AND grp = ? AND entry_id IN ({})",
+                "SELECT {} FROM sitemapd_crawls WHERE site = ? AND grp = ? AND entry_id IN ({})",
+                crawl_columns::<DB>(),
                 list(chunk.len(), "?")
             ));
             let mut query = sqlx::query::<DB>(&sql).bind(site).bind(group);
@@ -337,7 +362,8 @@ impl_sql! {
         let mut tx = self.pool.begin().await?;
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
-                "SELECT {PATH_COLUMNS} FROM sitemapd_crawl_paths WHERE site = ? AND path_key IN ({})",
+                "SELECT {} FROM sitemapd_crawl_paths WHERE site = ? AND path_key IN ({})",
+                path_columns::<DB>(),
                 list(chunk.len(), "?")
             ));
             let mut query = sqlx::query::<DB>(&sql).bind(site);
@@ -424,10 +450,11 @@ impl_sql! {
     }
 
     pub async fn crawl_coverage(&self, site: &str, group: &str, since: i64) -> Result<Vec<(String, i64)>, StoreError> {
-        let rows = sqlx::query::<DB>(&DB::placeholders(
-            "SELECT crawler, count(*) AS n FROM sitemapd_crawls \
+        let rows = sqlx::query::<DB>(&DB::placeholders(&format!(
+            "SELECT {} AS crawler, count(*) AS n FROM sitemapd_crawls \
              WHERE site = ? AND grp = ? AND last_fetch >= ? GROUP BY crawler",
-        ))
+            DB::text("crawler")
+        )))
         .bind(site)
         .bind(group)
         .bind(since)
@@ -440,7 +467,8 @@ impl_sql! {
 
     pub async fn crawl_waiting_counts(&self, source: &str, site: &str, group: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let sql = DB::placeholders(&format!(
-            "SELECT c.crawler AS crawler, count(*) AS n {} GROUP BY c.crawler",
+            "SELECT {} AS crawler, count(*) AS n {} GROUP BY c.crawler",
+            DB::text("c.crawler"),
             waiting_from::<DB>(source)
         ));
         let rows = sqlx::query::<DB>(&sql)
@@ -462,8 +490,9 @@ impl_sql! {
         limit: i64,
     ) -> Result<Vec<Waiting>, StoreError> {
         let sql = DB::placeholders(&format!(
-            "SELECT c.path AS path, c.last_fetch AS last_fetch, {} AS lastmod {} AND c.crawler = ? \
+            "SELECT {} AS path, c.last_fetch AS last_fetch, {} AS lastmod {} AND c.crawler = ? \
              ORDER BY {}, c.entry_id LIMIT ?",
+            DB::text("c.path"),
             DB::time("s.lastmod"),
             waiting_from::<DB>(source),
             DB::instant_key("s.lastmod"),
@@ -531,9 +560,10 @@ impl_sql! {
     pub async fn crawl_paths(&self, site: &str, kind: &str, totals: bool, limit: i64) -> Result<Vec<PathRow>, StoreError> {
         let which = if totals { "=" } else { "<>" };
         let sql = DB::placeholders(&format!(
-            "SELECT {PATH_COLUMNS} FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key {which} 0 \
+            "SELECT {} FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key {which} 0 \
              ORDER BY CASE WHEN status = 404 OR (status >= 300 AND status < 400) THEN 0 ELSE 1 END, \
-             fetches DESC, path LIMIT ?"
+             fetches DESC, path_key LIMIT ?",
+            path_columns::<DB>()
         ));
         let rows = sqlx::query::<DB>(&sql)
             .bind(site)
