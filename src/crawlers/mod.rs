@@ -14,6 +14,9 @@
 //! [`MAX_FILES_PER_CRAWLER`] files and forgets the least recently fetched first.
 
 mod recent;
+pub mod registry;
+
+pub use registry::{CrawlerId, CrawlerInfo, Purpose, Registry, RegistryError};
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -22,7 +25,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::Registry as MetricsRegistry;
 use serde::Serialize;
 
 use recent::Recent;
@@ -168,7 +171,7 @@ pub struct CrawlerMetrics {
 impl CrawlerMetrics {
     /// Adds these metrics to `registry` (names get the registry's prefix, and `_total` for the
     /// counter): `crawler_requests` and `crawler_files_behind`.
-    pub fn register(&self, registry: &mut Registry) {
+    pub fn register(&self, registry: &mut MetricsRegistry) {
         registry.register(
             "crawler_requests",
             "Requests by the crawler their User-Agent claims (unverified) and response status",
@@ -629,7 +632,7 @@ mod tests {
     #[test]
     fn metrics_count_every_status_and_files_behind() {
         let metrics = CrawlerMetrics::default();
-        let mut registry = Registry::with_prefix("sitemapd");
+        let mut registry = MetricsRegistry::with_prefix("sitemapd");
         metrics.register(&mut registry);
         let ledger = Ledger::new(metrics);
         ledger.record(Crawler::Googlebot, SITE, "robots.txt", 200, 1);
