@@ -177,6 +177,8 @@ impl Service {
                     addr,
                     sites.clone(),
                     config.routed_by_host,
+                    // The built-in registry until the service holds the one CRAWLERS_FILE extends.
+                    Arc::new(crate::crawlers::Registry::builtin()),
                     metrics.crawl_log.clone(),
                 )
                 .await?;

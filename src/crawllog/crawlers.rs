@@ -1,56 +1,63 @@
-//! Which crawler a logged request came from, and whether its client address proves it.
+//! Which registry crawler a logged request came from, and whether its client address proves it.
 //!
-//! Classification reads the User-Agent through the crawler ledger's tokens until the crawler
-//! registry (`crate::crawlers::registry`) is merged here; then [`Crawlers`] wraps the registry
-//! and marks as `search` what it marks purpose `search`. Verification plugs in at
-//! [`Verifier::trust`]: until the verification engine is merged, every crawler is
+//! Classification is the crawler registry's ([`Registry::classify`]); crawlers it marks
+//! purpose `search` get coverage, recrawl and freshness. Verification plugs in at
+//! [`Verifier::trust`]: until the verification engine is merged here, every crawler is
 //! claimed-but-unverified and the reports count claimed fetches (as `CRAWLER_VERIFY=off`
 //! does for the ledger).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
-use crate::crawlers::Crawler;
+use crate::crawlers::{CrawlerId, Purpose, Registry};
 
-/// A crawler the crawl log keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A crawler the crawl log keeps (cheap to clone).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Known {
+    pub id: CrawlerId,
     /// Its display name (the reports' key).
-    pub name: &'static str,
-    /// The robots.txt product token it obeys.
-    pub token: &'static str,
+    pub name: Arc<str>,
+    /// The robots.txt product token it obeys (its own, the first of its tokens).
+    pub token: Arc<str>,
     /// Whether it crawls for a search engine: coverage, recrawl and freshness are kept for it.
     pub search: bool,
 }
 
-/// The crawlers the log recognises.
-#[derive(Debug, Clone, Default)]
-pub struct Crawlers;
+/// The crawlers the log recognises: the registry's, each described once.
+#[derive(Debug)]
+pub struct Crawlers {
+    registry: Arc<Registry>,
+    known: Vec<Known>,
+}
 
 impl Crawlers {
-    /// The crawler a User-Agent names; `None`: not a known crawler (the line is ignored).
-    pub fn classify(&self, user_agent: &str) -> Option<Known> {
-        match Crawler::classify(user_agent) {
-            Crawler::Other => None,
-            crawler => Some(Known {
-                name: crawler.as_str(),
-                token: crawler.as_str(),
-                // Every crawler the ledger names is a search engine's.
-                search: true,
-            }),
-        }
+    pub fn new(registry: Arc<Registry>) -> Self {
+        let known = registry
+            .ids()
+            .map(|id| {
+                let info = registry.get(id);
+                Known {
+                    id,
+                    name: Arc::from(info.name.as_str()),
+                    token: Arc::from(info.tokens.first().unwrap_or(&info.name).as_str()),
+                    search: info.purpose == Purpose::Search,
+                }
+            })
+            .collect();
+        Self { registry, known }
     }
 
-    /// The search crawlers the reports list, Googlebot and bingbot first.
-    pub fn search(&self) -> Vec<Known> {
-        Crawler::ALL
+    /// The crawler a User-Agent names; `None`: no registry crawler (the line is ignored).
+    pub fn classify(&self, user_agent: &str) -> Option<Known> {
+        let id = self.registry.classify(user_agent)?;
+        self.known.get(id.index()).cloned()
+    }
+
+    /// The search crawlers that fetch, in registry order.
+    pub fn search(&self) -> impl Iterator<Item = &Known> {
+        self.known
             .iter()
-            .filter(|c| **c != Crawler::Other)
-            .map(|c| Known {
-                name: c.as_str(),
-                token: c.as_str(),
-                search: true,
-            })
-            .collect()
+            .filter(|k| k.search && self.registry.get(k.id).fetches())
     }
 }
 
@@ -83,7 +90,7 @@ impl Verifier {
     /// VERIFICATION PLUGS IN HERE: ask the verification engine about `client` for `crawler`
     /// (cached, bounded). Until it is merged, nothing is checked and every claim stays
     /// unverified.
-    pub fn trust(&self, _crawler: Known, _client: IpAddr) -> Trust {
+    pub fn trust(&self, _crawler: &Known, _client: IpAddr) -> Trust {
         Trust::Unverified
     }
 

@@ -27,6 +27,7 @@ use std::sync::{Arc, RwLock};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
+use crate::crawlers::Registry;
 use crate::site::Site;
 use crawlers::{Crawlers, Verifier};
 pub use metrics::CrawlLogMetrics;
@@ -64,11 +65,13 @@ pub struct CrawlLogError {
 }
 
 impl CrawlLog {
-    /// Binds `addr` and starts receiving, writing and reporting for `sites`.
+    /// Binds `addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
+    /// by `registry`.
     pub async fn start(
         addr: SocketAddr,
         sites: Vec<Arc<Site>>,
         routed_by_host: bool,
+        registry: Arc<Registry>,
         metrics: CrawlLogMetrics,
     ) -> Result<(Arc<Self>, CrawlLogTasks), CrawlLogError> {
         let socket = UdpSocket::bind(addr)
@@ -77,7 +80,7 @@ impl CrawlLog {
         let local_addr = socket
             .local_addr()
             .map_err(|cause| CrawlLogError { addr, cause })?;
-        let crawlers = Arc::new(Crawlers);
+        let crawlers = Arc::new(Crawlers::new(registry));
         let (queue, lines) = mpsc::channel(QUEUE_LINES);
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
         let writer = Writer::new(

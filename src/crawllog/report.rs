@@ -25,6 +25,8 @@ const WAITING_EXAMPLES: i64 = 10;
 const OUTSIDE_SHOWN: i64 = 100;
 /// Examples of violations per crawler.
 const VIOLATION_EXAMPLES: usize = 5;
+/// Search crawlers every group's report lists, fetched or not.
+const ALWAYS_SHOWN: [&str; 2] = ["Googlebot", "bingbot"];
 /// The report is remade at least this often, and no more often than `MIN_PERIOD`.
 const MAX_PERIOD: Duration = Duration::from_secs(60);
 const MIN_PERIOD: Duration = Duration::from_secs(2);
@@ -230,21 +232,28 @@ impl Reporter {
             .into_iter()
             .collect();
         let mut crawl_log = BTreeMap::new();
-        for crawler in self.crawlers.search() {
-            let count = waiting.get(crawler.name).copied().unwrap_or(0);
+        // Every search crawler that fetched, and the two every site owner asks about.
+        let shown = self.crawlers.search().filter(|c| {
+            ALWAYS_SHOWN.contains(&&*c.name)
+                || fetched.contains_key(&*c.name)
+                || waiting.contains_key(&*c.name)
+        });
+        for crawler in shown {
+            let crawler = &*crawler.name;
+            let count = waiting.get(crawler).copied().unwrap_or(0);
             let examples = if count > 0 {
                 store
-                    .crawl_waiting_examples(&group.source, &site.key, &label, crawler.name, WAITING_EXAMPLES)
+                    .crawl_waiting_examples(&group.source, &site.key, &label, crawler, WAITING_EXAMPLES)
                     .await?
             } else {
                 Vec::new()
             };
             let quantiles = store
-                .crawl_freshness(&site.key, &label, crawler.name, now - WINDOW_SECS, &[0.5, 0.9])
+                .crawl_freshness(&site.key, &label, crawler, now - WINDOW_SECS, &[0.5, 0.9])
                 .await?;
-            let fetched = fetched.get(crawler.name).copied().unwrap_or(0) as u64;
+            let fetched = fetched.get(crawler).copied().unwrap_or(0) as u64;
             crawl_log.insert(
-                crawler.name.to_string(),
+                crawler.to_string(),
                 CrawlerCrawls {
                     coverage: Coverage {
                         fetched,

@@ -127,8 +127,8 @@ impl Writer {
         let mut paths = PathCounts::default();
         let mut counted = Vec::new();
         for seen in seen {
-            let trust = self.verifier.trust(seen.crawler, seen.fetch.client);
-            let verdict = robots.evaluate(seen.crawler.token, &seen.fetch.target);
+            let trust = self.verifier.trust(&seen.crawler, seen.fetch.client);
+            let verdict = robots.evaluate(&seen.crawler.token, &seen.fetch.target);
             if !verdict.allowed {
                 let rule = verdict.decided_by.map(|r| r.to_string());
                 paths.add("disallowed", seen, trust.as_str(), rule);
@@ -262,24 +262,24 @@ fn spellings(site: &Site, target: &str) -> Vec<String> {
 
 /// Fetches of one group's entries applied to what is stored, oldest fetch first.
 fn merge(stored: Vec<CrawlRow>, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
-    let mut rows: HashMap<(&'static str, i64), CrawlRow> = HashMap::new();
+    let mut rows: HashMap<(&str, i64), CrawlRow> = HashMap::new();
     let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
     ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
     for (seen, id, lastmod) in ordered {
-        let key = (seen.crawler.name, *id);
+        let key = (&*seen.crawler.name, *id);
         let row = rows.entry(key).or_insert_with(|| {
             stored
                 .iter()
-                .find(|r| r.crawler == seen.crawler.name && r.entry_id == *id)
+                .find(|r| *r.crawler == *seen.crawler.name && r.entry_id == *id)
                 .cloned()
-                .unwrap_or_else(|| new_row(seen.crawler, *id))
+                .unwrap_or_else(|| new_row(&seen.crawler, *id))
         });
         apply(row, seen, *lastmod);
     }
     rows.into_values().collect()
 }
 
-fn new_row(crawler: Known, entry_id: i64) -> CrawlRow {
+fn new_row(crawler: &Known, entry_id: i64) -> CrawlRow {
     CrawlRow {
         crawler: crawler.name.to_string(),
         entry_id,
@@ -322,10 +322,10 @@ fn apply(row: &mut CrawlRow, seen: &Seen, lastmod: Option<i64>) {
 /// Counts of paths by key, for one site and batch (one row per key: an upsert may not touch
 /// a row twice).
 #[derive(Default)]
-struct PathCounts(HashMap<(&'static str, &'static str, &'static str, i64, u16), PathRow>);
+struct PathCounts<'a>(HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>);
 
-impl PathCounts {
-    fn add(&mut self, kind: &'static str, seen: &Seen, verification: &'static str, rule: Option<String>) {
+impl<'a> PathCounts<'a> {
+    fn add(&mut self, kind: &'static str, seen: &'a Seen, verification: &'static str, rule: Option<String>) {
         let path = &seen.fetch.target;
         let key = path_key(path);
         let status = seen.fetch.status;
@@ -340,7 +340,7 @@ impl PathCounts {
     fn bump(
         &mut self,
         kind: &'static str,
-        seen: &Seen,
+        seen: &'a Seen,
         verification: &'static str,
         key: i64,
         status: u16,
@@ -349,7 +349,7 @@ impl PathCounts {
     ) {
         let row = self
             .0
-            .entry((kind, seen.crawler.name, verification, key, status))
+            .entry((kind, &seen.crawler.name, verification, key, status))
             .or_insert_with(|| PathRow {
                 kind,
                 crawler: seen.crawler.name.to_string(),
@@ -393,8 +393,9 @@ mod tests {
                 user_agent: "Googlebot".into(),
             },
             crawler: Known {
-                name: "Googlebot",
-                token: "Googlebot",
+                id: crate::crawlers::CrawlerId(0),
+                name: "Googlebot".into(),
+                token: "Googlebot".into(),
                 search: true,
             },
         }
@@ -402,7 +403,7 @@ mod tests {
 
     #[test]
     fn the_first_successful_fetch_after_a_lastmod_measures_freshness() {
-        let mut row = new_row(seen(0, 200).crawler, 1);
+        let mut row = new_row(&seen(0, 200).crawler, 1);
         apply(&mut row, &seen(100, 200), Some(150));
         assert_eq!((row.fresh_at, row.last_fetch), (None, 100));
         apply(&mut row, &seen(200, 500), Some(150));
