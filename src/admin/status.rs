@@ -57,9 +57,8 @@ pub struct GroupStatus {
     pub findings: Vec<Finding>,
     /// Crawl log: per search crawler, coverage, waiting for recrawl, freshness.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub crawl_log: Option<
-        std::collections::BTreeMap<String, crate::crawllog::report::CrawlerCrawls>,
-    >,
+    pub crawl_log:
+        Option<std::collections::BTreeMap<String, crate::crawllog::report::CrawlerCrawls>>,
 }
 
 #[derive(Debug, Serialize)]

@@ -218,7 +218,10 @@ mod tests {
 
     #[test]
     fn other_lines_are_errors_not_panics() {
-        assert_eq!(parse("127.0.0.1 - - [25/Nov/2026] \"GET / HTTP/1.1\" 200"), Err(LineError::Shape));
+        assert_eq!(
+            parse("127.0.0.1 - - [25/Nov/2026] \"GET / HTTP/1.1\" 200"),
+            Err(LineError::Shape)
+        );
         assert_eq!(
             parse("yesterday\t1.2.3.4\t\"h\"\t\"GET\"\t\"/\"\t200\t0\t\"ua\""),
             Err(LineError::Time)

@@ -48,6 +48,8 @@ pub struct CrawlLogMetrics {
     pub waiting: Family<CrawlerLabels, Gauge>,
     pub freshness: Family<QuantileLabels, Gauge>,
     pub violations: Family<ViolationLabels, Gauge>,
+    /// How long the last report took to make, in milliseconds.
+    pub report_ms: Gauge,
 }
 
 impl CrawlLogMetrics {
@@ -95,6 +97,11 @@ impl CrawlLogMetrics {
             "crawl_robots_violations",
             "Fetches of paths the robots.txt in force disallowed for the crawler, by verification",
             self.violations.clone(),
+        );
+        registry.register(
+            "crawl_report_milliseconds",
+            "How long the crawl log's last report took the database to make",
+            self.report_ms.clone(),
         );
     }
 }

@@ -47,7 +47,12 @@ pub async fn receive(
 }
 
 /// Counts one line and queues it when it is a crawler's GET or HEAD.
-fn take_line(text: &str, crawlers: &Crawlers, queue: &mpsc::Sender<Seen>, metrics: &CrawlLogMetrics) {
+fn take_line(
+    text: &str,
+    crawlers: &Crawlers,
+    queue: &mpsc::Sender<Seen>,
+    metrics: &CrawlLogMetrics,
+) {
     let fetch = match line::parse(syslog::message(text)) {
         Ok(fetch) => fetch,
         Err(e) => {

@@ -138,6 +138,7 @@ impl Reporter {
             match self.make().await {
                 Ok(mut report) => {
                     report.cost_ms = started.elapsed().as_millis() as u64;
+                    self.metrics.report_ms.set(report.cost_ms as i64);
                     self.export(&report);
                     *self.last.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(report);
                 }
@@ -181,21 +182,29 @@ impl Reporter {
             })
             .collect();
         let mut violations: BTreeMap<String, Violations> = BTreeMap::new();
-        for total in store.crawl_paths(&site.key, "disallowed", true, 10_000).await? {
-            let entry = violations.entry(total.crawler.clone()).or_insert_with(|| Violations {
-                crawler: total.crawler.clone(),
-                verified: 0,
-                unverified: 0,
-                forged: 0,
-                examples: Vec::new(),
-            });
+        for total in store
+            .crawl_paths(&site.key, "disallowed", true, 10_000)
+            .await?
+        {
+            let entry = violations
+                .entry(total.crawler.clone())
+                .or_insert_with(|| Violations {
+                    crawler: total.crawler.clone(),
+                    verified: 0,
+                    unverified: 0,
+                    forged: 0,
+                    examples: Vec::new(),
+                });
             match total.verification.as_str() {
                 "verified" => entry.verified += total.fetches,
                 "forged" => entry.forged += total.fetches,
                 _ => entry.unverified += total.fetches,
             }
         }
-        for row in store.crawl_paths(&site.key, "disallowed", false, 1000).await? {
+        for row in store
+            .crawl_paths(&site.key, "disallowed", false, 1000)
+            .await?
+        {
             if let Some(entry) = violations.get_mut(&row.crawler) {
                 if entry.examples.len() < VIOLATION_EXAMPLES {
                     entry.examples.push(ViolationExample {
@@ -243,7 +252,13 @@ impl Reporter {
             let count = waiting.get(crawler).copied().unwrap_or(0);
             let examples = if count > 0 {
                 store
-                    .crawl_waiting_examples(&group.source, &site.key, &label, crawler, WAITING_EXAMPLES)
+                    .crawl_waiting_examples(
+                        &group.source,
+                        &site.key,
+                        &label,
+                        crawler,
+                        WAITING_EXAMPLES,
+                    )
                     .await?
             } else {
                 Vec::new()
@@ -266,7 +281,10 @@ impl Reporter {
                     },
                     waiting_for_recrawl: WaitingForRecrawl {
                         count: count as u64,
-                        oldest: examples.first().and_then(|e| e.lastmod).map(|t| t.to_rfc3339()),
+                        oldest: examples
+                            .first()
+                            .and_then(|e| e.lastmod)
+                            .map(|t| t.to_rfc3339()),
                         examples: examples
                             .into_iter()
                             .map(|e| WaitingExample {
@@ -300,10 +318,19 @@ impl Reporter {
                         group: group.name.clone(),
                         crawler: crawler.clone(),
                     };
-                    m.fetched.get_or_create(&labels).set(c.coverage.fetched as i64);
-                    m.listed.get_or_create(&labels).set(c.coverage.listed as i64);
-                    m.waiting.get_or_create(&labels).set(c.waiting_for_recrawl.count as i64);
-                    for (quantile, value) in [("0.5", c.freshness_seconds.p50), ("0.9", c.freshness_seconds.p90)] {
+                    m.fetched
+                        .get_or_create(&labels)
+                        .set(c.coverage.fetched as i64);
+                    m.listed
+                        .get_or_create(&labels)
+                        .set(c.coverage.listed as i64);
+                    m.waiting
+                        .get_or_create(&labels)
+                        .set(c.waiting_for_recrawl.count as i64);
+                    for (quantile, value) in [
+                        ("0.5", c.freshness_seconds.p50),
+                        ("0.9", c.freshness_seconds.p90),
+                    ] {
                         if let Some(value) = value {
                             m.freshness
                                 .get_or_create(&QuantileLabels {
@@ -318,7 +345,11 @@ impl Reporter {
                 }
             }
             for v in &site.robots_violations {
-                for (verified, count) in [("true", v.verified), ("false", v.unverified), ("forged", v.forged)] {
+                for (verified, count) in [
+                    ("true", v.verified),
+                    ("false", v.unverified),
+                    ("forged", v.forged),
+                ] {
                     m.violations
                         .get_or_create(&ViolationLabels {
                             site: site.base_url.clone(),

@@ -63,7 +63,10 @@ fn skip_structured_data(tail: &str) -> &str {
 /// `Mmm dd hh:mm:ss [HOST] TAG: MSG` → `MSG` (nginx leaves the host out with `nohostname`).
 /// A header that does not look like that leaves the rest after the time as the message.
 fn after_rfc3164_header(rest: &str) -> &str {
-    let Some(after_time) = rest.get(16..).filter(|_| rest.as_bytes().get(15) == Some(&b' ')) else {
+    let Some(after_time) = rest
+        .get(16..)
+        .filter(|_| rest.as_bytes().get(15) == Some(&b' '))
+    else {
         return rest;
     };
     let Some((first, after_first)) = after_time.split_once(' ') else {
@@ -95,16 +98,19 @@ mod tests {
         let line = "<13>1 2026-11-25T21:00:00.123456+00:00 web1 sitemapd - - \
                     [timeQuality tzKnown=\"1\" isSynced=\"0\"] hello world";
         assert_eq!(message(line), "hello world");
-        assert_eq!(message("<13>1 2026-11-25T21:00:00Z h app 12 - - msg"), "msg");
-        assert_eq!(message("<13>1 2026-11-25T21:00:00Z h app 12 - [a b=\"]\"] x"), "x");
+        assert_eq!(
+            message("<13>1 2026-11-25T21:00:00Z h app 12 - - msg"),
+            "msg"
+        );
+        assert_eq!(
+            message("<13>1 2026-11-25T21:00:00Z h app 12 - [a b=\"]\"] x"),
+            "x"
+        );
     }
 
     #[test]
     fn nginx_without_hostname_is_understood_too() {
-        assert_eq!(
-            message("<190>Nov  5 21:00:00 sitemapd: a: b; c"),
-            "a: b; c"
-        );
+        assert_eq!(message("<190>Nov  5 21:00:00 sitemapd: a: b; c"), "a: b; c");
     }
 
     #[test]

@@ -89,7 +89,12 @@ impl Writer {
     async fn trim(&self) {
         for site in &self.sites {
             for kind in ["outside", "disallowed"] {
-                if let Err(e) = site.first().store.trim_paths(&site.key, kind, PATHS_PER_SITE).await {
+                if let Err(e) = site
+                    .first()
+                    .store
+                    .trim_paths(&site.key, kind, PATHS_PER_SITE)
+                    .await
+                {
                     tracing::warn!(error = %crate::error::Chain(&e), "could not trim the crawl log's paths");
                 }
             }
@@ -176,9 +181,8 @@ impl Writer {
             }
         }
         let parsed = Arc::new(
-            RobotsTxt::parse(&String::from_utf8_lossy(&body)).unwrap_or_else(|_| {
-                RobotsTxt::parse("").expect("an empty robots.txt parses")
-            }),
+            RobotsTxt::parse(&String::from_utf8_lossy(&body))
+                .unwrap_or_else(|_| RobotsTxt::parse("").expect("an empty robots.txt parses")),
         );
         self.robots[index] = Some((body, parsed.clone()));
         parsed
@@ -205,7 +209,8 @@ fn is_own_file(target: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or_default();
     path == "/robots.txt"
         || path == "/llms.txt"
-        || (name.starts_with("sitemap") && (name.ends_with(".xml") || name.ends_with(".xml.gz") || name.ends_with(".txt")))
+        || (name.starts_with("sitemap")
+            && (name.ends_with(".xml") || name.ends_with(".xml.gz") || name.ends_with(".txt")))
 }
 
 /// The listed entries a batch's requests name, per group.
@@ -215,8 +220,13 @@ struct Listed {
 }
 
 impl Listed {
-    async fn find<'a>(site: &Site, seen: impl Iterator<Item = &'a Seen>) -> Result<Self, StoreError> {
-        let mut locs: Vec<String> = seen.flat_map(|s| spellings(site, &s.fetch.target)).collect();
+    async fn find<'a>(
+        site: &Site,
+        seen: impl Iterator<Item = &'a Seen>,
+    ) -> Result<Self, StoreError> {
+        let mut locs: Vec<String> = seen
+            .flat_map(|s| spellings(site, &s.fetch.target))
+            .collect();
         locs.sort_unstable();
         locs.dedup();
         let mut by_loc = HashMap::new();
@@ -225,9 +235,11 @@ impl Listed {
         }
         for (position, group) in site.groups.iter().enumerate() {
             for found in group.store.listed_by_loc(&group.source, &locs).await? {
-                by_loc
-                    .entry(found.loc)
-                    .or_insert((position, found.id, found.lastmod.map(|t| t.timestamp())));
+                by_loc.entry(found.loc).or_insert((
+                    position,
+                    found.id,
+                    found.lastmod.map(|t| t.timestamp()),
+                ));
             }
         }
         Ok(Self { by_loc })
@@ -247,7 +259,11 @@ fn spellings(site: &Site, target: &str) -> Vec<String> {
     if !target.starts_with(base.path()) && target != base.path().trim_end_matches('/') {
         return Vec::new();
     }
-    let origin = base.as_str().strip_suffix(base.path()).unwrap_or(base.as_str()).to_string();
+    let origin = base
+        .as_str()
+        .strip_suffix(base.path())
+        .unwrap_or(base.as_str())
+        .to_string();
     let mut out = vec![format!("{origin}{target}"), target.to_string()];
     if target.contains('%') {
         if let Ok(decoded) = percent_encoding::percent_decode_str(target).decode_utf8() {
@@ -325,7 +341,13 @@ fn apply(row: &mut CrawlRow, seen: &Seen, lastmod: Option<i64>) {
 struct PathCounts<'a>(HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>);
 
 impl<'a> PathCounts<'a> {
-    fn add(&mut self, kind: &'static str, seen: &'a Seen, verification: &'static str, rule: Option<String>) {
+    fn add(
+        &mut self,
+        kind: &'static str,
+        seen: &'a Seen,
+        verification: &'static str,
+        rule: Option<String>,
+    ) {
         let path = &seen.fetch.target;
         let key = path_key(path);
         let status = seen.fetch.status;
@@ -413,7 +435,10 @@ mod tests {
         apply(&mut row, &seen(400, 200), Some(150));
         assert_eq!(row.fresh_at, Some(300));
         apply(&mut row, &seen(500, 200), Some(450));
-        assert_eq!((row.fresh_at, row.freshness, row.fetches), (Some(500), Some(50), 5));
+        assert_eq!(
+            (row.fresh_at, row.freshness, row.fetches),
+            (Some(500), Some(50), 5)
+        );
     }
 
     #[test]

@@ -88,7 +88,8 @@ impl Nginx {
 
     fn write_config(&self, syslog: SocketAddr) {
         let p = self.prefix.path().display();
-        let snippet = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx/sitemapd-access-log.conf");
+        let snippet =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx/sitemapd-access-log.conf");
         let conf = format!(
             "worker_processes 1;\npid {p}/nginx.pid;\nevents {{ worker_connections 64; }}\n\
              http {{\n  include {snippet};\n  access_log {p}/logs/access.log;\n\
@@ -144,7 +145,10 @@ impl Drop for Nginx {
 }
 
 fn crawl_log(app: &TestApp) -> &sitemapd::crawllog::CrawlLog {
-    app.app.crawl_log.as_deref().expect("ACCESS_LOG_ADDR is set")
+    app.app
+        .crawl_log
+        .as_deref()
+        .expect("ACCESS_LOG_ADDR is set")
 }
 
 fn report(app: &TestApp) -> Value {
@@ -169,9 +173,11 @@ async fn start(db: &TestDb, robots: &Path) -> TestApp {
 async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(backend: Backend) {
     let db = TestDb::on(backend).await;
     db.migrate().await;
-    db.insert(&[(1, "/a"), (2, "/b"), (3, "https://www.example.com/c")]).await;
+    db.insert(&[(1, "/a"), (2, "/b"), (3, "https://www.example.com/c")])
+        .await;
     for id in 1..=3 {
-        db.set_lastmod(id, crate::helpers::utc("2026-01-01 00:00:00")).await;
+        db.set_lastmod(id, crate::helpers::utc("2026-01-01 00:00:00"))
+            .await;
     }
     let robots = template_file("User-agent: *\nDisallow: /private/\n");
     let app = start(&db, robots.path()).await;
@@ -186,7 +192,10 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
     // A line no web server wrote is counted, and the log goes on.
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     sender
-        .send_to(b"<13>Nov 25 21:00:00 host sitemapd: not an access log line", crawl_log(&app).local_addr())
+        .send_to(
+            b"<13>Nov 25 21:00:00 host sitemapd: not an access log line",
+            crawl_log(&app).local_addr(),
+        )
         .unwrap();
 
     let seen = eventually(
@@ -194,19 +203,33 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
         || async { report(&app) },
         |r| {
             googlebot(r)["coverage"]["fetched"] == 2
-                && !r["sites"][0]["robots_violations"].as_array().unwrap().is_empty()
-                && !r["sites"][0]["outside_sitemaps"].as_array().unwrap().is_empty()
+                && !r["sites"][0]["robots_violations"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
+                && !r["sites"][0]["outside_sitemaps"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
         },
     )
     .await;
     assert_eq!(googlebot(&seen)["coverage"]["fetched"], 2, "{seen:#}");
     assert_eq!(googlebot(&seen)["coverage"]["listed"], 3, "{seen:#}");
-    assert_eq!(googlebot(&seen)["waiting_for_recrawl"]["count"], 0, "{seen:#}");
+    assert_eq!(
+        googlebot(&seen)["waiting_for_recrawl"]["count"],
+        0,
+        "{seen:#}"
+    );
     let bing = &seen["sites"][0]["groups"][0]["crawl_log"]["bingbot"];
     assert_eq!(bing["coverage"]["fetched"], 1, "{seen:#}");
     let outside = &seen["sites"][0]["outside_sitemaps"];
     assert!(
-        outside.as_array().unwrap().iter().any(|p| p["path"] == "/gone" && p["status"] == 404),
+        outside
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["path"] == "/gone" && p["status"] == 404),
         "{seen:#}"
     );
     let violations = &seen["sites"][0]["robots_violations"][0];
@@ -214,13 +237,25 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
     assert_eq!(violations["unverified"], 1, "{seen:#}");
     assert_eq!(violations["examples"][0]["path"], "/private/x", "{seen:#}");
     assert!(
-        violations["examples"][0]["rule"].as_str().unwrap().contains("Disallow: /private/"),
+        violations["examples"][0]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("Disallow: /private/"),
         "{seen:#}"
     );
     let metrics = app.get("/metrics").await.text().await.unwrap();
-    assert!(metrics.contains("sitemapd_access_log_lines_total{result=\"unparsed\"} 1"), "{metrics}");
-    assert!(metrics.contains("sitemapd_access_log_lines_total{result=\"ignored\"} 1"), "{metrics}");
-    assert!(metrics.contains("sitemapd_access_log_lines_total{result=\"parsed\"} 5"), "{metrics}");
+    assert!(
+        metrics.contains("sitemapd_access_log_lines_total{result=\"unparsed\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sitemapd_access_log_lines_total{result=\"ignored\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sitemapd_access_log_lines_total{result=\"parsed\"} 5"),
+        "{metrics}"
+    );
 
     // /a changes after Googlebot's fetch: it waits for a recrawl.
     db.set_lastmod(1, chrono::Utc::now()).await;
@@ -230,8 +265,15 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
         |r| googlebot(r)["waiting_for_recrawl"]["count"] == 1,
     )
     .await;
-    assert_eq!(googlebot(&waiting)["waiting_for_recrawl"]["count"], 1, "{waiting:#}");
-    assert_eq!(googlebot(&waiting)["waiting_for_recrawl"]["examples"][0]["path"], "/a");
+    assert_eq!(
+        googlebot(&waiting)["waiting_for_recrawl"]["count"],
+        1,
+        "{waiting:#}"
+    );
+    assert_eq!(
+        googlebot(&waiting)["waiting_for_recrawl"]["examples"][0]["path"],
+        "/a"
+    );
     assert!(googlebot(&waiting)["waiting_for_recrawl"]["oldest"].is_string());
 
     // The service restarts: what was counted is still there.
@@ -244,8 +286,16 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
         |r| googlebot(r)["coverage"]["fetched"] == 2,
     )
     .await;
-    assert_eq!(googlebot(&restarted)["coverage"]["fetched"], 2, "{restarted:#}");
-    assert_eq!(googlebot(&restarted)["waiting_for_recrawl"]["count"], 1, "{restarted:#}");
+    assert_eq!(
+        googlebot(&restarted)["coverage"]["fetched"],
+        2,
+        "{restarted:#}"
+    );
+    assert_eq!(
+        googlebot(&restarted)["waiting_for_recrawl"]["count"],
+        1,
+        "{restarted:#}"
+    );
 
     // Googlebot fetches /a again (in a later second than its lastmod): nothing waits, and the
     // time it took is its freshness.
@@ -255,16 +305,39 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
             nginx.get("/a", GOOGLEBOT).await;
             report(&app)
         },
-        |r| googlebot(r)["waiting_for_recrawl"]["count"] == 0 && googlebot(r)["freshness_seconds"]["p50"].is_i64(),
+        |r| {
+            googlebot(r)["waiting_for_recrawl"]["count"] == 0
+                && googlebot(r)["freshness_seconds"]["p50"].is_i64()
+        },
     )
     .await;
-    assert_eq!(googlebot(&fresh)["waiting_for_recrawl"]["count"], 0, "{fresh:#}");
-    assert!(googlebot(&fresh)["freshness_seconds"]["p50"].as_i64().unwrap() >= 0, "{fresh:#}");
-    let status: Value = serde_json::to_value(sitemapd::admin::status::Status::of(&app.app)).unwrap();
+    assert_eq!(
+        googlebot(&fresh)["waiting_for_recrawl"]["count"],
+        0,
+        "{fresh:#}"
+    );
+    assert!(
+        googlebot(&fresh)["freshness_seconds"]["p50"]
+            .as_i64()
+            .unwrap()
+            >= 0,
+        "{fresh:#}"
+    );
+    let status: Value =
+        serde_json::to_value(sitemapd::admin::status::Status::of(&app.app)).unwrap();
     let group = &status["sites"][0]["groups"][0];
-    assert_eq!(group["crawl_log"]["Googlebot"]["coverage"]["fetched"], 2, "{status:#}");
-    assert!(status["sites"][0]["robots_violations"].is_array(), "{status:#}");
-    assert!(status["sites"][0]["outside_sitemaps"].is_array(), "{status:#}");
+    assert_eq!(
+        group["crawl_log"]["Googlebot"]["coverage"]["fetched"], 2,
+        "{status:#}"
+    );
+    assert!(
+        status["sites"][0]["robots_violations"].is_array(),
+        "{status:#}"
+    );
+    assert!(
+        status["sites"][0]["outside_sitemaps"].is_array(),
+        "{status:#}"
+    );
 }
 
 crate::on_each_database!(crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations);
