@@ -341,3 +341,73 @@ async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(b
 }
 
 crate::on_each_database!(crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations);
+
+/// The Apache snippet's pipe, as Apache runs it: util-linux `logger` sends each line in RFC 5424
+/// syslog; lines in the shipped format arrive and count, and a line in another format is
+/// counted as unparsed without stopping the log.
+#[tokio::test]
+async fn lines_sent_through_logger_as_apache_pipes_them_are_counted() {
+    let db = TestDb::on(Backend::Sqlite).await;
+    db.migrate().await;
+    db.insert(&[(1, "/a")]).await;
+    let robots = template_file("User-agent: *\nDisallow: /private/\n");
+    let app = start(&db, robots.path()).await;
+    let addr = crawl_log(&app).local_addr();
+    let lines = format!(
+        "2026-11-25T22:00:00+0000\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"/a\"\t200\t5\t\"{GOOGLEBOT}\"\n\
+         127.0.0.1 - - [25/Nov/2026:22:00:00 +0000] \"GET /a HTTP/1.1\" 200 5\n"
+    );
+    let mut logger = Command::new("logger")
+        .args([
+            "-n",
+            "127.0.0.1",
+            "-P",
+            &addr.port().to_string(),
+            "-d",
+            "-t",
+            "sitemapd",
+            "--size",
+            "8192",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("util-linux logger");
+    std::io::Write::write_all(logger.stdin.as_mut().unwrap(), lines.as_bytes()).unwrap();
+    drop(logger.stdin.take());
+    assert!(logger.wait().unwrap().success());
+    let counted = |result: &'static str| {
+        let app = &app;
+        async move {
+            let text = app.get("/metrics").await.text().await.unwrap();
+            text.contains(&format!(
+                "sitemapd_access_log_lines_total{{result=\"{result}\"}} 1"
+            ))
+        }
+    };
+    let parsed = eventually(
+        "logger's lines to arrive",
+        || async { counted("parsed").await && counted("unparsed").await },
+        |done| *done,
+    )
+    .await;
+    assert!(
+        parsed,
+        "{}",
+        app.get("/metrics").await.text().await.unwrap()
+    );
+    let seen = eventually(
+        "Googlebot's fetch in the report",
+        || async { report(&app) },
+        |r| googlebot(r)["coverage"]["fetched"] == 1,
+    )
+    .await;
+    assert_eq!(googlebot(&seen)["coverage"]["fetched"], 1, "{seen:#}");
+}
+
+#[test]
+fn a_bad_access_log_address_stops_the_start() {
+    crate::helpers::refused(
+        &[("ACCESS_LOG_ADDR", "syslog-host")],
+        &["ACCESS_LOG_ADDR", "syslog-host"],
+    );
+}
