@@ -60,6 +60,8 @@ pub enum StartError {
     Notify(crate::notify::NotifyError),
     #[error("CRAWLERS_FILE={0}")]
     Crawlers(#[from] RegistryError),
+    #[error(transparent)]
+    CrawlLog(#[from] crate::crawllog::CrawlLogError),
 }
 
 impl StartError {
@@ -145,6 +147,8 @@ pub struct Service {
     pub sweepers: Vec<Arc<Sweeper>>,
     pub notifier: Arc<Notifier>,
     refresh: Duration,
+    /// The crawl log's tasks, stopped with the service.
+    _crawl_log: Option<crate::crawllog::CrawlLogTasks>,
     limits: http::server::Limits,
     shutdown_grace: Duration,
 }
@@ -201,6 +205,21 @@ impl Service {
             sites.push(Site::new(groups));
         }
         let indexnow_key = notifier.indexnow_key().cloned();
+        let (crawl_log, crawl_log_tasks) = match config.access_log_addr {
+            Some(addr) => {
+                let (log, tasks) = crate::crawllog::CrawlLog::start(
+                    addr,
+                    sites.clone(),
+                    config.routed_by_host,
+                    // The built-in registry until the service holds the one CRAWLERS_FILE extends.
+                    Arc::new(crate::crawlers::Registry::builtin()),
+                    metrics.crawl_log.clone(),
+                )
+                .await?;
+                (Some(log), Some(tasks))
+            }
+            None => (None, None),
+        };
         let app = Arc::new(App {
             sites,
             routed_by_host: config.routed_by_host,
@@ -214,6 +233,7 @@ impl Service {
                 crawlers,
                 metrics.crawlers.clone(),
             )),
+            crawl_log,
             metrics,
             cache_control: HeaderValue::from_str(&config.cache_control)
                 .unwrap_or(HeaderValue::from_static("public, max-age=300")),
@@ -224,6 +244,7 @@ impl Service {
             sweepers,
             notifier,
             refresh: config.refresh,
+            _crawl_log: crawl_log_tasks,
             limits: http::server::Limits {
                 request: config.request_timeout,
                 concurrency: config.max_concurrent_requests,

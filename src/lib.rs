@@ -29,7 +29,8 @@
 //! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
-//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded). [`admin`] is the
+//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded); [`crawllog`]
+//! reads the web server's access log for what crawlers did on the whole site. [`admin`] is the
 //! status page on its own listener, read from the same snapshots, ledger and metrics.
 //! [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
@@ -42,6 +43,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod crawlers;
+pub mod crawllog;
 pub mod demo;
 pub mod error;
 pub mod feed;

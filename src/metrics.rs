@@ -74,6 +74,8 @@ pub struct Metrics {
     pub notify: NotifyMetrics,
     /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
     pub crawlers: CrawlerMetrics,
+    /// The crawl log's counters; hand a clone to [`crate::crawllog::CrawlLog::start`].
+    pub crawl_log: crate::crawllog::CrawlLogMetrics,
 }
 
 impl Default for Metrics {
@@ -102,6 +104,7 @@ impl Metrics {
             lease_held: Family::default(),
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
+            crawl_log: crate::crawllog::CrawlLogMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -174,6 +177,7 @@ impl Metrics {
         );
         m.notify.register(&mut registry);
         m.crawlers.register(&mut registry);
+        m.crawl_log.register(&mut registry);
         Self { registry, ..m }
     }
 

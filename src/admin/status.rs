@@ -46,6 +46,12 @@ pub struct SiteStatus {
     pub groups: Vec<GroupStatus>,
     /// Where the site's llms.txt is served; `None` when it serves none.
     pub llms_url: Option<String>,
+    /// Crawl log (ACCESS_LOG_ADDR): paths search crawlers fetched that no sitemap lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_sitemaps: Option<Vec<crate::crawllog::report::OutsidePath>>,
+    /// Crawl log: fetches robots.txt disallowed, per crawler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub robots_violations: Option<Vec<crate::crawllog::report::Violations>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,6 +65,10 @@ pub struct GroupStatus {
     pub files: Vec<FileStatus>,
     pub skipped: Vec<Skipped>,
     pub findings: Vec<Finding>,
+    /// Crawl log: per search crawler, coverage, waiting for recrawl, freshness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crawl_log:
+        Option<std::collections::BTreeMap<String, crate::crawllog::report::CrawlerCrawls>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -181,10 +191,14 @@ impl Status {
             .flat_map(|c| c.per_day.iter().map(|d| d.requests))
             .max()
             .unwrap_or_default();
+        let mut sites: Vec<SiteStatus> = app.sites.iter().map(|site| site_status(site)).collect();
+        if let Some(log) = &app.crawl_log {
+            attach_crawl_log(&mut sites, &log.report());
+        }
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
-            sites: app.sites.iter().map(|site| site_status(site)).collect(),
+            sites,
             crawlers,
             purposes,
             busiest_day,
@@ -209,6 +223,19 @@ fn site_status(site: &Site) -> SiteStatus {
             let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;
             Some(url.to_string())
         }),
+        outside_sitemaps: None,
+        robots_violations: None,
+    }
+}
+
+/// The crawl log's last report, in each site and group it covers.
+fn attach_crawl_log(sites: &mut [SiteStatus], report: &crate::crawllog::report::CrawlReport) {
+    for (status, crawls) in sites.iter_mut().zip(&report.sites) {
+        status.outside_sitemaps = Some(crawls.outside_sitemaps.clone());
+        status.robots_violations = Some(crawls.robots_violations.clone());
+        for (group, crawls) in status.groups.iter_mut().zip(&crawls.groups) {
+            group.crawl_log = Some(crawls.crawl_log.clone());
+        }
     }
 }
 
@@ -293,6 +320,7 @@ fn group_status(group: &Group) -> GroupStatus {
         files,
         skipped,
         findings,
+        crawl_log: None,
     }
 }
 

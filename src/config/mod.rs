@@ -74,6 +74,8 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `ADMIN_BIND_ADDR`: where the status page listens; `None`: nowhere. Never `bind_addr`.
     pub admin_addr: Option<SocketAddr>,
+    /// `ACCESS_LOG_ADDR`: the UDP address the web server sends its access log to; `None`: off.
+    pub access_log_addr: Option<SocketAddr>,
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
@@ -186,6 +188,7 @@ impl Config {
         Ok(Self {
             database_url: database_url(vars, defaults)?,
             admin_addr: admin_addr(vars, bind_addr)?,
+            access_log_addr: access_log_addr(vars)?,
             bind_addr,
             page_size: parse_with(
                 vars,
@@ -380,6 +383,18 @@ fn default_groups(vars: &Vars) -> Result<Vec<GroupConfig>, ConfigError> {
         ));
     }
     groups::parse_group_list(raw).map_err(|expected| ConfigError::new(NAME, raw, expected))
+}
+
+/// `ACCESS_LOG_ADDR`: a UDP socket address, or unset.
+fn access_log_addr(vars: &Vars) -> Result<Option<SocketAddr>, ConfigError> {
+    const NAME: &str = "ACCESS_LOG_ADDR";
+    vars.get(NAME)
+        .map(|raw| {
+            raw.trim().parse().map_err(|_| {
+                ConfigError::new(NAME, raw, "a UDP socket address like 127.0.0.1:5140")
+            })
+        })
+        .transpose()
 }
 
 /// `ADMIN_BIND_ADDR`: a socket address other than the public one (the status page shows what

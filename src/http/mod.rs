@@ -46,6 +46,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// What crawlers fetched, by User-Agent.
     pub ledger: Arc<Ledger>,
+    /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
+    pub crawl_log: Option<Arc<crate::crawllog::CrawlLog>>,
     pub cache_control: HeaderValue,
     /// `X-Robots-Tag` for every response (staging), or only documents (production).
     pub staging: bool,

@@ -10,6 +10,7 @@
 //! `sitemap_entries` (and its extension tables), whatever `SITEMAP_SOURCE` names.
 
 mod change_log;
+mod crawls;
 pub mod database_url;
 mod error;
 mod import;
@@ -31,6 +32,7 @@ pub use database_url::{DatabaseKind, DatabaseUrl};
 
 use change_log::{poll_change_log, LogCursor, SourceLog};
 pub use change_log::{ChangeFeed, LogReading, Logged};
+pub use crawls::{CrawlRow, ListedLoc, PathRow, Waiting};
 pub use error::StoreError;
 pub use import::{Alternate, EntryDetails, ImportCounts, ImportedEntry};
 use import::{ImportPlan, IMPORT_ROWS_PER_STATEMENT};

@@ -8,6 +8,7 @@ mod bad_values;
 mod caching;
 mod cli;
 mod cms_views;
+mod crawl_log;
 mod crawlers;
 mod current;
 mod docs;

@@ -1,0 +1,107 @@
+//! Which registry crawler a logged request came from, and whether its client address proves it.
+//!
+//! Classification is the crawler registry's ([`Registry::classify`]); crawlers it marks
+//! purpose `search` get coverage, recrawl and freshness. Verification plugs in at
+//! [`Verifier::trust`]: until the verification engine is merged here, every crawler is
+//! claimed-but-unverified and the reports count claimed fetches (as `CRAWLER_VERIFY=off`
+//! does for the ledger).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::crawlers::{CrawlerId, Purpose, Registry};
+
+/// A crawler the crawl log keeps (cheap to clone).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Known {
+    pub id: CrawlerId,
+    /// Its display name (the reports' key).
+    pub name: Arc<str>,
+    /// The robots.txt product token it obeys (its own, the first of its tokens).
+    pub token: Arc<str>,
+    /// Whether it crawls for a search engine: coverage, recrawl and freshness are kept for it.
+    pub search: bool,
+}
+
+/// The crawlers the log recognises: the registry's, each described once.
+#[derive(Debug)]
+pub struct Crawlers {
+    registry: Arc<Registry>,
+    known: Vec<Known>,
+}
+
+impl Crawlers {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        let known = registry
+            .ids()
+            .map(|id| {
+                let info = registry.get(id);
+                Known {
+                    id,
+                    name: Arc::from(info.name.as_str()),
+                    token: Arc::from(info.tokens.first().unwrap_or(&info.name).as_str()),
+                    search: info.purpose == Purpose::Search,
+                }
+            })
+            .collect();
+        Self { registry, known }
+    }
+
+    /// The crawler a User-Agent names; `None`: no registry crawler (the line is ignored).
+    pub fn classify(&self, user_agent: &str) -> Option<Known> {
+        let id = self.registry.classify(user_agent)?;
+        self.known.get(id.index()).cloned()
+    }
+
+    /// The search crawlers that fetch, in registry order.
+    pub fn search(&self) -> impl Iterator<Item = &Known> {
+        self.known
+            .iter()
+            .filter(|k| k.search && self.registry.get(k.id).fetches())
+    }
+}
+
+/// What a request's client address says of the crawler its User-Agent claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Trust {
+    Verified,
+    Unverified,
+    Forged,
+}
+
+impl Trust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Verified => "verified",
+            Trust::Unverified => "unverified",
+            Trust::Forged => "forged",
+        }
+    }
+}
+
+/// Tells true crawlers from forged ones by their logged client address.
+#[derive(Debug, Clone, Default)]
+pub struct Verifier {
+    /// Whether an engine checks addresses (then only verified fetches count as the crawler's).
+    checking: bool,
+}
+
+impl Verifier {
+    /// VERIFICATION PLUGS IN HERE: ask the verification engine about `client` for `crawler`
+    /// (cached, bounded). Until it is merged, nothing is checked and every claim stays
+    /// unverified.
+    pub fn trust(&self, _crawler: &Known, _client: IpAddr) -> Trust {
+        Trust::Unverified
+    }
+
+    /// Whether a fetch of this trust counts as the crawler's own (coverage, recrawl, freshness,
+    /// outside the sitemaps): verified ones when addresses are checked, claimed ones otherwise;
+    /// a forged one never.
+    pub fn counts(&self, trust: Trust) -> bool {
+        match trust {
+            Trust::Verified => true,
+            Trust::Unverified => !self.checking,
+            Trust::Forged => false,
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The crawl log's metrics: lines received by result, lines dropped under overload, failed
+//! writes, and the reports as gauges.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// `parsed` (a crawler's request), `unparsed`, `ignored` (not a registry crawler's).
+    pub result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CrawlerLabels {
+    pub site: String,
+    pub group: String,
+    pub crawler: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QuantileLabels {
+    pub site: String,
+    pub group: String,
+    pub crawler: String,
+    pub quantile: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ViolationLabels {
+    pub site: String,
+    pub crawler: String,
+    pub verified: &'static str,
+}
+
+/// Counters and gauges of the crawl log; cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlLogMetrics {
+    pub lines: Family<ResultLabels, Counter>,
+    /// Crawler lines lost because the writer was behind (the queue was full).
+    pub dropped: Counter,
+    /// Batches the database did not take (their lines are lost).
+    pub write_failures: Counter,
+    pub fetched: Family<CrawlerLabels, Gauge>,
+    pub listed: Family<CrawlerLabels, Gauge>,
+    pub waiting: Family<CrawlerLabels, Gauge>,
+    pub freshness: Family<QuantileLabels, Gauge>,
+    pub violations: Family<ViolationLabels, Gauge>,
+    /// How long the last report took to make, in milliseconds.
+    pub report_ms: Gauge,
+}
+
+impl CrawlLogMetrics {
+    pub fn line(&self, result: &'static str) {
+        self.lines.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "access_log_lines",
+            "Access log lines received (ACCESS_LOG_ADDR), by result: parsed (a crawler's), unparsed, ignored (no registry crawler)",
+            self.lines.clone(),
+        );
+        registry.register(
+            "access_log_dropped_lines",
+            "Crawler lines of the access log dropped because the database writer was behind",
+            self.dropped.clone(),
+        );
+        registry.register(
+            "access_log_write_failures",
+            "Batches of crawler fetches the database did not take",
+            self.write_failures.clone(),
+        );
+        registry.register(
+            "crawl_coverage_fetched_urls",
+            "Listed URLs each search crawler fetched in the last 30 days",
+            self.fetched.clone(),
+        );
+        registry.register(
+            "crawl_coverage_listed_urls",
+            "Listed URLs, the whole coverage is measured against",
+            self.listed.clone(),
+        );
+        registry.register(
+            "crawl_waiting_for_recrawl_urls",
+            "Listed URLs whose lastmod is newer than the crawler's last fetch of them",
+            self.waiting.clone(),
+        );
+        registry.register(
+            "crawl_freshness_seconds",
+            "Time from a URL's lastmod to the crawler's first fetch after it (last 30 days), by quantile",
+            self.freshness.clone(),
+        );
+        registry.register(
+            "crawl_robots_violations",
+            "Fetches of paths the robots.txt in force disallowed for the crawler, by verification",
+            self.violations.clone(),
+        );
+        registry.register(
+            "crawl_report_milliseconds",
+            "How long the crawl log's last report took the database to make",
+            self.report_ms.clone(),
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! The crawl log (`ACCESS_LOG_ADDR`): the web server's access log, received as syslog over UDP,
+//! turned into what crawlers did on the whole site — each search crawler's coverage of the
+//! listed URLs, the URLs waiting for its recrawl, its freshness, the paths it fetched that no
+//! sitemap lists — and every crawler's robots.txt violations.
+//!
+//! # Layout
+//!
+//! - [`syslog`] and [`line`]: a datagram's lines unframed and parsed into a [`line::Fetch`].
+//! - `receiver`: the UDP socket; counts every line (`parsed`, `unparsed`, `ignored`) and queues
+//!   crawlers' requests in a bounded queue (full: dropped and counted, memory stays flat).
+//! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
+//!   (see [`crate::store`]).
+//! - [`report`]: the summary the status page reads, remade in the background.
+//! - [`crawlers`]: which crawler a request names, and where verification plugs in.
+
+pub mod crawlers;
+pub mod line;
+pub mod metrics;
+mod receiver;
+pub mod report;
+pub mod syslog;
+mod writer;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+
+use crate::crawlers::Registry;
+use crate::site::Site;
+use crawlers::{Crawlers, Verifier};
+pub use metrics::CrawlLogMetrics;
+use report::{CrawlReport, Reporter};
+use writer::Writer;
+
+/// Crawler lines waiting for the writer at most: over two seconds at 20,000 lines a second, a
+/// few megabytes. Beyond it lines are dropped and counted.
+pub const QUEUE_LINES: usize = 50_000;
+
+/// The running crawl log: where it listens and its last report.
+pub struct CrawlLog {
+    local_addr: SocketAddr,
+    last: Arc<RwLock<Arc<CrawlReport>>>,
+}
+
+/// The crawl log's tasks; they stop when this is dropped.
+pub struct CrawlLogTasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for CrawlLogTasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Why the crawl log could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("ACCESS_LOG_ADDR={addr}: cannot listen for the access log")]
+pub struct CrawlLogError {
+    pub addr: SocketAddr,
+    #[source]
+    pub cause: std::io::Error,
+}
+
+impl CrawlLog {
+    /// Binds `addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
+    /// by `registry`.
+    pub async fn start(
+        addr: SocketAddr,
+        sites: Vec<Arc<Site>>,
+        routed_by_host: bool,
+        registry: Arc<Registry>,
+        metrics: CrawlLogMetrics,
+    ) -> Result<(Arc<Self>, CrawlLogTasks), CrawlLogError> {
+        let socket = UdpSocket::bind(addr)
+            .await
+            .map_err(|cause| CrawlLogError { addr, cause })?;
+        let local_addr = socket
+            .local_addr()
+            .map_err(|cause| CrawlLogError { addr, cause })?;
+        let crawlers = Arc::new(Crawlers::new(registry));
+        let (queue, lines) = mpsc::channel(QUEUE_LINES);
+        let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
+        let writer = Writer::new(
+            sites.clone(),
+            Verifier::default(),
+            metrics.clone(),
+            routed_by_host,
+        );
+        let reporter = Reporter {
+            sites,
+            crawlers: crawlers.clone(),
+            metrics: metrics.clone(),
+            last: last.clone(),
+        };
+        let tasks = CrawlLogTasks(vec![
+            tokio::spawn(receiver::receive(socket, crawlers, queue, metrics)),
+            tokio::spawn(writer.run(lines)),
+            tokio::spawn(reporter.run()),
+        ]);
+        tracing::info!(addr = %local_addr, "receiving the access log");
+        Ok((Arc::new(Self { local_addr, last }), tasks))
+    }
+
+    /// Where the access log is received (the port chosen when `ACCESS_LOG_ADDR` asked for 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The last report made (empty until the first).
+    pub fn report(&self) -> Arc<CrawlReport> {
+        self.last.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

@@ -1,0 +1,370 @@
+//! The crawl log's report, per site and group: coverage over 30 days, URLs waiting for a
+//! recrawl, freshness, paths outside the sitemaps and robots.txt violations. Computed in SQL
+//! (indexed counts, one join with each group's source) in the background and kept as a
+//! summary: the status page and `/status.json` read the last one, never the database. It is
+//! remade after a pause of ten times its own cost, from 2 seconds to a minute: a small site's
+//! report is seconds old, and one of 10M URLs costs the database at most a tenth of its time.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::crawlers::Crawlers;
+use super::metrics::{CrawlLogMetrics, CrawlerLabels, QuantileLabels, ViolationLabels};
+use crate::site::{Group, Site};
+use crate::store::StoreError;
+
+/// Coverage and freshness look this far back.
+pub const WINDOW_SECS: i64 = 30 * 24 * 3600;
+/// URLs listed as waiting for a recrawl, per crawler and group.
+const WAITING_EXAMPLES: i64 = 10;
+/// Paths outside the sitemaps shown per site.
+const OUTSIDE_SHOWN: i64 = 100;
+/// Examples of violations per crawler.
+const VIOLATION_EXAMPLES: usize = 5;
+/// Search crawlers every group's report lists, fetched or not.
+const ALWAYS_SHOWN: [&str; 2] = ["Googlebot", "bingbot"];
+/// The report is remade at least this often, and no more often than `MIN_PERIOD`.
+const MAX_PERIOD: Duration = Duration::from_secs(60);
+const MIN_PERIOD: Duration = Duration::from_secs(2);
+
+/// The last report made.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CrawlReport {
+    /// When it was made; `None` until the first one.
+    pub generated_at: Option<String>,
+    /// How long it took to make, in milliseconds.
+    pub cost_ms: u64,
+    pub sites: Vec<SiteCrawls>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteCrawls {
+    pub base_url: String,
+    pub groups: Vec<GroupCrawls>,
+    pub outside_sitemaps: Vec<OutsidePath>,
+    pub robots_violations: Vec<Violations>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupCrawls {
+    /// Empty for the unnamed group.
+    pub name: String,
+    /// Per search crawler, by name.
+    pub crawl_log: BTreeMap<String, CrawlerCrawls>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlerCrawls {
+    pub coverage: Coverage,
+    pub waiting_for_recrawl: WaitingForRecrawl,
+    pub freshness_seconds: Freshness,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    /// Listed URLs fetched in the last 30 days.
+    pub fetched: u64,
+    /// URLs the group lists now.
+    pub listed: u64,
+    pub percent: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitingForRecrawl {
+    pub count: u64,
+    /// The oldest lastmod still waiting.
+    pub oldest: Option<String>,
+    pub examples: Vec<WaitingExample>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitingExample {
+    pub path: String,
+    pub lastmod: Option<String>,
+    pub last_fetch: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Freshness {
+    pub p50: Option<i64>,
+    pub p90: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutsidePath {
+    pub crawler: String,
+    pub path: String,
+    pub status: i64,
+    pub fetches: i64,
+    pub last_fetch: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Violations {
+    pub crawler: String,
+    pub verified: i64,
+    pub unverified: i64,
+    pub forged: i64,
+    pub examples: Vec<ViolationExample>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ViolationExample {
+    pub path: String,
+    pub status: i64,
+    pub verification: String,
+    pub rule: Option<String>,
+    pub fetches: i64,
+    pub last_fetch: String,
+}
+
+/// Where the last report is kept, and what remakes it.
+pub struct Reporter {
+    pub sites: Vec<Arc<Site>>,
+    pub crawlers: Arc<Crawlers>,
+    pub metrics: CrawlLogMetrics,
+    pub last: Arc<RwLock<Arc<CrawlReport>>>,
+}
+
+impl Reporter {
+    /// Remakes the report for as long as the service runs.
+    pub async fn run(self) {
+        loop {
+            let started = Instant::now();
+            match self.make().await {
+                Ok(mut report) => {
+                    report.cost_ms = started.elapsed().as_millis() as u64;
+                    self.metrics.report_ms.set(report.cost_ms as i64);
+                    self.export(&report);
+                    *self.last.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(report);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %crate::error::Chain(&e), "could not make the crawl log's report")
+                }
+            }
+            tokio::time::sleep((started.elapsed() * 10).clamp(MIN_PERIOD, MAX_PERIOD)).await;
+        }
+    }
+
+    pub async fn make(&self) -> Result<CrawlReport, StoreError> {
+        let now = Utc::now().timestamp();
+        let mut sites = Vec::with_capacity(self.sites.len());
+        for site in &self.sites {
+            sites.push(self.site(site, now).await?);
+        }
+        Ok(CrawlReport {
+            generated_at: Some(Utc::now().to_rfc3339()),
+            cost_ms: 0,
+            sites,
+        })
+    }
+
+    async fn site(&self, site: &Site, now: i64) -> Result<SiteCrawls, StoreError> {
+        let mut groups = Vec::with_capacity(site.groups.len());
+        for group in &site.groups {
+            groups.push(self.group(site, group, now).await?);
+        }
+        let store = &site.first().store;
+        let outside = store
+            .crawl_paths(&site.key, "outside", false, OUTSIDE_SHOWN)
+            .await?
+            .into_iter()
+            .map(|row| OutsidePath {
+                crawler: row.crawler,
+                path: row.path,
+                status: row.status,
+                fetches: row.fetches,
+                last_fetch: time(row.last_fetch),
+            })
+            .collect();
+        let mut violations: BTreeMap<String, Violations> = BTreeMap::new();
+        for total in store
+            .crawl_paths(&site.key, "disallowed", true, 10_000)
+            .await?
+        {
+            let entry = violations
+                .entry(total.crawler.clone())
+                .or_insert_with(|| Violations {
+                    crawler: total.crawler.clone(),
+                    verified: 0,
+                    unverified: 0,
+                    forged: 0,
+                    examples: Vec::new(),
+                });
+            match total.verification.as_str() {
+                "verified" => entry.verified += total.fetches,
+                "forged" => entry.forged += total.fetches,
+                _ => entry.unverified += total.fetches,
+            }
+        }
+        for row in store
+            .crawl_paths(&site.key, "disallowed", false, 1000)
+            .await?
+        {
+            if let Some(entry) = violations.get_mut(&row.crawler) {
+                if entry.examples.len() < VIOLATION_EXAMPLES {
+                    entry.examples.push(ViolationExample {
+                        path: row.path,
+                        status: row.status,
+                        verification: row.verification,
+                        rule: row.rule,
+                        fetches: row.fetches,
+                        last_fetch: time(row.last_fetch),
+                    });
+                }
+            }
+        }
+        Ok(SiteCrawls {
+            base_url: site.key.clone(),
+            groups,
+            outside_sitemaps: outside,
+            robots_violations: violations.into_values().collect(),
+        })
+    }
+
+    async fn group(&self, site: &Site, group: &Group, now: i64) -> Result<GroupCrawls, StoreError> {
+        let label = group.name.clone().unwrap_or_default();
+        let store = &group.store;
+        let listed = group.snapshot().layout.served() as u64;
+        let fetched: BTreeMap<String, i64> = store
+            .crawl_coverage(&site.key, &label, now - WINDOW_SECS)
+            .await?
+            .into_iter()
+            .collect();
+        let waiting: BTreeMap<String, i64> = store
+            .crawl_waiting_counts(&group.source, &site.key, &label)
+            .await?
+            .into_iter()
+            .collect();
+        let mut crawl_log = BTreeMap::new();
+        // Every search crawler that fetched, and the two every site owner asks about.
+        let shown = self.crawlers.search().filter(|c| {
+            ALWAYS_SHOWN.contains(&&*c.name)
+                || fetched.contains_key(&*c.name)
+                || waiting.contains_key(&*c.name)
+        });
+        for crawler in shown {
+            let crawler = &*crawler.name;
+            let count = waiting.get(crawler).copied().unwrap_or(0);
+            let examples = if count > 0 {
+                store
+                    .crawl_waiting_examples(
+                        &group.source,
+                        &site.key,
+                        &label,
+                        crawler,
+                        WAITING_EXAMPLES,
+                    )
+                    .await?
+            } else {
+                Vec::new()
+            };
+            let quantiles = store
+                .crawl_freshness(&site.key, &label, crawler, now - WINDOW_SECS, &[0.5, 0.9])
+                .await?;
+            let fetched = fetched.get(crawler).copied().unwrap_or(0) as u64;
+            crawl_log.insert(
+                crawler.to_string(),
+                CrawlerCrawls {
+                    coverage: Coverage {
+                        fetched,
+                        listed,
+                        percent: if listed == 0 {
+                            0.0
+                        } else {
+                            (fetched.min(listed) as f64 * 1000.0 / listed as f64).round() / 10.0
+                        },
+                    },
+                    waiting_for_recrawl: WaitingForRecrawl {
+                        count: count as u64,
+                        oldest: examples
+                            .first()
+                            .and_then(|e| e.lastmod)
+                            .map(|t| t.to_rfc3339()),
+                        examples: examples
+                            .into_iter()
+                            .map(|e| WaitingExample {
+                                path: e.path,
+                                lastmod: e.lastmod.map(|t| t.to_rfc3339()),
+                                last_fetch: time(e.last_fetch),
+                            })
+                            .collect(),
+                    },
+                    freshness_seconds: Freshness {
+                        p50: quantiles.first().copied().flatten(),
+                        p90: quantiles.get(1).copied().flatten(),
+                    },
+                },
+            );
+        }
+        Ok(GroupCrawls {
+            name: label,
+            crawl_log,
+        })
+    }
+
+    /// The report as gauges.
+    fn export(&self, report: &CrawlReport) {
+        let m = &self.metrics;
+        for site in &report.sites {
+            for group in &site.groups {
+                for (crawler, c) in &group.crawl_log {
+                    let labels = CrawlerLabels {
+                        site: site.base_url.clone(),
+                        group: group.name.clone(),
+                        crawler: crawler.clone(),
+                    };
+                    m.fetched
+                        .get_or_create(&labels)
+                        .set(c.coverage.fetched as i64);
+                    m.listed
+                        .get_or_create(&labels)
+                        .set(c.coverage.listed as i64);
+                    m.waiting
+                        .get_or_create(&labels)
+                        .set(c.waiting_for_recrawl.count as i64);
+                    for (quantile, value) in [
+                        ("0.5", c.freshness_seconds.p50),
+                        ("0.9", c.freshness_seconds.p90),
+                    ] {
+                        if let Some(value) = value {
+                            m.freshness
+                                .get_or_create(&QuantileLabels {
+                                    site: site.base_url.clone(),
+                                    group: group.name.clone(),
+                                    crawler: crawler.clone(),
+                                    quantile,
+                                })
+                                .set(value);
+                        }
+                    }
+                }
+            }
+            for v in &site.robots_violations {
+                for (verified, count) in [
+                    ("true", v.verified),
+                    ("false", v.unverified),
+                    ("forged", v.forged),
+                ] {
+                    m.violations
+                        .get_or_create(&ViolationLabels {
+                            site: site.base_url.clone(),
+                            crawler: v.crawler.clone(),
+                            verified,
+                        })
+                        .set(count);
+                }
+            }
+        }
+    }
+}
+
+fn time(unix: i64) -> String {
+    DateTime::<Utc>::from_timestamp(unix, 0)
+        .map(|t| t.to_rfc3339())
+        .unwrap_or_default()
+}

@@ -1,0 +1,458 @@
+//! The writer: crawlers' requests in batches (up to [`BATCH_LINES`] or [`BATCH_WAIT`]) become
+//! rows of `sitemapd_crawls` (fetches of listed URLs by search crawlers), and counts of paths
+//! outside the sitemaps and of robots.txt violations in `sitemapd_crawl_paths`.
+//!
+//! A request is matched to its site by the logged host, to a listed entry by looking its URL
+//! up in each group's source (`loc IN (…)`, four spellings: absolute and path, as requested
+//! and percent-decoded), and checked against the robots.txt the site serves now. Per batch:
+//! one lookup per group, one read and one upsert per group, one upsert of paths per site.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::crawlers::{Known, Verifier};
+use super::metrics::CrawlLogMetrics;
+use super::receiver::Seen;
+use crate::robots::RobotsTxt;
+use crate::site::Site;
+use crate::store::{CrawlRow, PathRow, StoreError};
+
+/// Most lines written in one batch.
+pub const BATCH_LINES: usize = 1000;
+/// Longest a line waits for its batch to fill.
+pub const BATCH_WAIT: Duration = Duration::from_secs(1);
+/// Most paths kept per site and kind (outside the sitemaps, disallowed); the least fetched
+/// go first.
+pub const PATHS_PER_SITE: i64 = 10_000;
+/// How often the paths tables are trimmed to [`PATHS_PER_SITE`].
+const TRIM_EVERY: Duration = Duration::from_secs(60);
+
+/// What the writer needs of the service.
+pub struct Writer {
+    pub sites: Vec<Arc<Site>>,
+    pub verifier: Verifier,
+    pub metrics: CrawlLogMetrics,
+    /// Whether the requests' Host chooses the site (several sites); one site takes every line.
+    pub routed_by_host: bool,
+    robots: Vec<Option<(Bytes, Arc<RobotsTxt>)>>,
+}
+
+impl Writer {
+    pub fn new(
+        sites: Vec<Arc<Site>>,
+        verifier: Verifier,
+        metrics: CrawlLogMetrics,
+        routed_by_host: bool,
+    ) -> Self {
+        let robots = vec![None; sites.len()];
+        Self {
+            sites,
+            verifier,
+            metrics,
+            routed_by_host,
+            robots,
+        }
+    }
+
+    /// Writes batches until the queue closes.
+    pub async fn run(mut self, mut queue: mpsc::Receiver<Seen>) {
+        let mut batch = Vec::with_capacity(BATCH_LINES);
+        let mut trimmed = Instant::now();
+        loop {
+            if queue.recv_many(&mut batch, BATCH_LINES).await == 0 {
+                return;
+            }
+            let deadline = tokio::time::Instant::now() + BATCH_WAIT;
+            while batch.len() < BATCH_LINES {
+                let room = BATCH_LINES - batch.len();
+                match tokio::time::timeout_at(deadline, queue.recv_many(&mut batch, room)).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            if let Err(e) = self.write(&batch).await {
+                self.metrics.write_failures.inc();
+                tracing::warn!(error = %crate::error::Chain(&e), lines = batch.len(), "could not write crawler fetches");
+            }
+            batch.clear();
+            if trimmed.elapsed() >= TRIM_EVERY {
+                trimmed = Instant::now();
+                self.trim().await;
+            }
+        }
+    }
+
+    async fn trim(&self) {
+        for site in &self.sites {
+            for kind in ["outside", "disallowed"] {
+                if let Err(e) = site
+                    .first()
+                    .store
+                    .trim_paths(&site.key, kind, PATHS_PER_SITE)
+                    .await
+                {
+                    tracing::warn!(error = %crate::error::Chain(&e), "could not trim the crawl log's paths");
+                }
+            }
+        }
+    }
+
+    /// Writes one batch, site by site.
+    pub async fn write(&mut self, batch: &[Seen]) -> Result<(), StoreError> {
+        let mut by_site: BTreeMap<usize, Vec<&Seen>> = BTreeMap::new();
+        for seen in batch {
+            if let Some(site) = self.site_of(&seen.fetch.host) {
+                by_site.entry(site).or_default().push(seen);
+            }
+        }
+        for (site, seen) in by_site {
+            self.write_site(site, &seen).await?;
+        }
+        Ok(())
+    }
+
+    /// The site whose host the request named; with one site (not routed by host), that site.
+    fn site_of(&self, host: &str) -> Option<usize> {
+        if !self.routed_by_host {
+            return Some(0);
+        }
+        self.sites.iter().position(|site| {
+            let base = site.base();
+            base.is_named_by(host) || strip_port(host).eq_ignore_ascii_case(base.host())
+        })
+    }
+
+    async fn write_site(&mut self, index: usize, seen: &[&Seen]) -> Result<(), StoreError> {
+        let site = self.sites[index].clone();
+        let robots = self.robots_of(index);
+        let mut paths = PathCounts::default();
+        let mut counted = Vec::new();
+        for seen in seen {
+            let trust = self.verifier.trust(&seen.crawler, seen.fetch.client);
+            let verdict = robots.evaluate(&seen.crawler.token, &seen.fetch.target);
+            if !verdict.allowed {
+                let rule = verdict.decided_by.map(|r| r.to_string());
+                paths.add("disallowed", seen, trust.as_str(), rule);
+            }
+            if seen.crawler.search && self.verifier.counts(trust) {
+                counted.push((*seen, trust));
+            }
+        }
+        let listed = Listed::find(&site, counted.iter().map(|(s, _)| *s)).await?;
+        let mut updates: Vec<Vec<(&Seen, i64, Option<i64>)>> = vec![Vec::new(); site.groups.len()];
+        for (seen, trust) in &counted {
+            match listed.of(&site, &seen.fetch.target) {
+                Some((group, id, lastmod)) => updates[group].push((*seen, id, lastmod)),
+                None if !is_own_file(&seen.fetch.target) => {
+                    paths.add("outside", seen, trust.as_str(), None)
+                }
+                None => {}
+            }
+        }
+        for (group, updates) in site.groups.iter().zip(updates) {
+            if updates.is_empty() {
+                continue;
+            }
+            let label = group.name.clone().unwrap_or_default();
+            let mut ids: Vec<i64> = updates.iter().map(|(_, id, _)| *id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let stored = group.store.load_crawls(&site.key, &label, &ids).await?;
+            let rows = merge(stored, &updates);
+            group.store.save_crawls(&site.key, &label, &rows).await?;
+        }
+        let rows = paths.into_rows();
+        if !rows.is_empty() {
+            site.first().store.add_paths(&site.key, &rows).await?;
+        }
+        Ok(())
+    }
+
+    /// The robots.txt the site serves now, parsed once per change of its bytes.
+    fn robots_of(&mut self, index: usize) -> Arc<RobotsTxt> {
+        let body = self.sites[index].first().snapshot().robots.body.clone();
+        if let Some((cached, parsed)) = &self.robots[index] {
+            if *cached == body {
+                return parsed.clone();
+            }
+        }
+        let parsed = Arc::new(
+            RobotsTxt::parse(&String::from_utf8_lossy(&body))
+                .unwrap_or_else(|_| RobotsTxt::parse("").expect("an empty robots.txt parses")),
+        );
+        self.robots[index] = Some((body, parsed.clone()));
+        parsed
+    }
+}
+
+/// `host:port` → `host` (an IPv6 literal keeps its brackets).
+fn strip_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+/// sitemapd's own files (robots.txt, sitemaps, feeds) are no pages: never "outside".
+fn is_own_file(target: &str) -> bool {
+    let path = target.split(['?', '#']).next().unwrap_or_default();
+    let name = path.rsplit('/').next().unwrap_or_default();
+    path == "/robots.txt"
+        || path == "/llms.txt"
+        || (name.starts_with("sitemap")
+            && (name.ends_with(".xml") || name.ends_with(".xml.gz") || name.ends_with(".txt")))
+}
+
+/// The listed entries a batch's requests name, per group.
+struct Listed {
+    /// loc as the source spells it → (group, id, lastmod in unix seconds).
+    by_loc: HashMap<String, (usize, i64, Option<i64>)>,
+}
+
+impl Listed {
+    async fn find<'a>(
+        site: &Site,
+        seen: impl Iterator<Item = &'a Seen>,
+    ) -> Result<Self, StoreError> {
+        let mut locs: Vec<String> = seen
+            .flat_map(|s| spellings(site, &s.fetch.target))
+            .collect();
+        locs.sort_unstable();
+        locs.dedup();
+        let mut by_loc = HashMap::new();
+        if locs.is_empty() {
+            return Ok(Self { by_loc });
+        }
+        for (position, group) in site.groups.iter().enumerate() {
+            for found in group.store.listed_by_loc(&group.source, &locs).await? {
+                by_loc.entry(found.loc).or_insert((
+                    position,
+                    found.id,
+                    found.lastmod.map(|t| t.timestamp()),
+                ));
+            }
+        }
+        Ok(Self { by_loc })
+    }
+
+    fn of(&self, site: &Site, target: &str) -> Option<(usize, i64, Option<i64>)> {
+        spellings(site, target)
+            .into_iter()
+            .find_map(|loc| self.by_loc.get(&loc).copied())
+    }
+}
+
+/// The locs a listed entry for `target` may have: absolute or a path, as requested or
+/// percent-decoded. Nothing outside the site's base path.
+fn spellings(site: &Site, target: &str) -> Vec<String> {
+    let base = site.base();
+    if !target.starts_with(base.path()) && target != base.path().trim_end_matches('/') {
+        return Vec::new();
+    }
+    let origin = base
+        .as_str()
+        .strip_suffix(base.path())
+        .unwrap_or(base.as_str())
+        .to_string();
+    let mut out = vec![format!("{origin}{target}"), target.to_string()];
+    if target.contains('%') {
+        if let Ok(decoded) = percent_encoding::percent_decode_str(target).decode_utf8() {
+            if decoded != target {
+                out.push(format!("{origin}{decoded}"));
+                out.push(decoded.into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Fetches of one group's entries applied to what is stored, oldest fetch first.
+fn merge(stored: Vec<CrawlRow>, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
+    let mut rows: HashMap<(&str, i64), CrawlRow> = HashMap::new();
+    let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
+    ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
+    for (seen, id, lastmod) in ordered {
+        let key = (&*seen.crawler.name, *id);
+        let row = rows.entry(key).or_insert_with(|| {
+            stored
+                .iter()
+                .find(|r| *r.crawler == *seen.crawler.name && r.entry_id == *id)
+                .cloned()
+                .unwrap_or_else(|| new_row(&seen.crawler, *id))
+        });
+        apply(row, seen, *lastmod);
+    }
+    rows.into_values().collect()
+}
+
+fn new_row(crawler: &Known, entry_id: i64) -> CrawlRow {
+    CrawlRow {
+        crawler: crawler.name.to_string(),
+        entry_id,
+        path: String::new(),
+        fetches: 0,
+        last_fetch: i64::MIN,
+        last_status: 0,
+        lastmod: None,
+        fresh_at: None,
+        freshness: None,
+    }
+}
+
+/// One fetch of an entry whose lastmod is `lastmod` now. A new lastmod starts a new wait for
+/// the first fetch after it; only a fetch that got the page (status below 400) ends it.
+fn apply(row: &mut CrawlRow, seen: &Seen, lastmod: Option<i64>) {
+    let at = seen.fetch.at;
+    row.fetches += 1;
+    if at >= row.last_fetch {
+        row.last_fetch = at;
+        row.last_status = i64::from(seen.fetch.status);
+        row.path = seen.fetch.target.clone();
+    }
+    let Some(lastmod) = lastmod else {
+        return;
+    };
+    if row.lastmod != Some(lastmod) {
+        row.lastmod = Some(lastmod);
+        row.fresh_at = None;
+        row.freshness = None;
+    }
+    let got_it = seen.fetch.status < 400;
+    let earlier = row.fresh_at.is_none_or(|first| at < first);
+    if got_it && at >= lastmod && earlier {
+        row.fresh_at = Some(at);
+        row.freshness = Some(at - lastmod);
+    }
+}
+
+/// Counts of paths by key, for one site and batch (one row per key: an upsert may not touch
+/// a row twice).
+#[derive(Default)]
+struct PathCounts<'a>(HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>);
+
+impl<'a> PathCounts<'a> {
+    fn add(
+        &mut self,
+        kind: &'static str,
+        seen: &'a Seen,
+        verification: &'static str,
+        rule: Option<String>,
+    ) {
+        let path = &seen.fetch.target;
+        let key = path_key(path);
+        let status = seen.fetch.status;
+        self.bump(kind, seen, verification, key, status, path, rule.clone());
+        if kind == "disallowed" {
+            // The crawler's total, kept whatever paths are evicted.
+            self.bump(kind, seen, verification, 0, 0, "", None);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bump(
+        &mut self,
+        kind: &'static str,
+        seen: &'a Seen,
+        verification: &'static str,
+        key: i64,
+        status: u16,
+        path: &str,
+        rule: Option<String>,
+    ) {
+        let row = self
+            .0
+            .entry((kind, &seen.crawler.name, verification, key, status))
+            .or_insert_with(|| PathRow {
+                kind,
+                crawler: seen.crawler.name.to_string(),
+                verification: verification.to_string(),
+                path_key: key,
+                status: i64::from(status),
+                path: path.to_string(),
+                fetches: 0,
+                last_fetch: seen.fetch.at,
+                rule,
+            });
+        row.fetches += 1;
+        row.last_fetch = row.last_fetch.max(seen.fetch.at);
+    }
+
+    fn into_rows(self) -> Vec<PathRow> {
+        self.0.into_values().collect()
+    }
+}
+
+/// A stable, non-zero 63-bit key of a path (0 is the totals' key).
+fn path_key(path: &str) -> i64 {
+    let hash = xxhash_rust::xxh3::xxh3_64(path.as_bytes()) >> 1;
+    (hash as i64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawllog::line::Fetch;
+
+    fn seen(at: i64, status: u16) -> Seen {
+        Seen {
+            fetch: Fetch {
+                at,
+                client: "66.249.66.1".parse().unwrap(),
+                host: "example.com".into(),
+                method: "GET".into(),
+                target: "/a".into(),
+                status,
+                user_agent: "Googlebot".into(),
+            },
+            crawler: Known {
+                id: crate::crawlers::CrawlerId(0),
+                name: "Googlebot".into(),
+                token: "Googlebot".into(),
+                search: true,
+            },
+        }
+    }
+
+    #[test]
+    fn the_first_successful_fetch_after_a_lastmod_measures_freshness() {
+        let mut row = new_row(&seen(0, 200).crawler, 1);
+        apply(&mut row, &seen(100, 200), Some(150));
+        assert_eq!((row.fresh_at, row.last_fetch), (None, 100));
+        apply(&mut row, &seen(200, 500), Some(150));
+        assert_eq!(row.fresh_at, None);
+        apply(&mut row, &seen(300, 304), Some(150));
+        assert_eq!((row.fresh_at, row.freshness), (Some(300), Some(150)));
+        apply(&mut row, &seen(400, 200), Some(150));
+        assert_eq!(row.fresh_at, Some(300));
+        apply(&mut row, &seen(500, 200), Some(450));
+        assert_eq!(
+            (row.fresh_at, row.freshness, row.fetches),
+            (Some(500), Some(50), 5)
+        );
+    }
+
+    #[test]
+    fn own_files_are_never_outside_the_sitemaps() {
+        assert!(is_own_file("/robots.txt"));
+        assert!(is_own_file("/sitemap-2.xml.gz"));
+        assert!(is_own_file("/shop/sitemap_index.xml?x=1"));
+        assert!(!is_own_file("/about"));
+    }
+
+    #[test]
+    fn ports_are_stripped_from_hosts() {
+        assert_eq!(strip_port("example.com:8080"), "example.com");
+        assert_eq!(strip_port("example.com"), "example.com");
+        assert_eq!(strip_port("[::1]:80"), "[::1]");
+    }
+}

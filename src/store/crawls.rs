@@ -1,0 +1,576 @@
+//! The crawl log's tables: `sitemapd_crawls` (each search crawler's last fetch of each listed
+//! URL, and the first fetch after its lastmod) and `sitemapd_crawl_paths` (bounded per site:
+//! paths fetched that no sitemap lists, and fetches robots.txt disallowed), with the lookups
+//! of listed URLs by loc and the reports' queries. Times are unix seconds, except
+//! `last_fetch_at`, stored as the database compares lastmods, so that "changed since the last
+//! fetch" is one indexed join with the source.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use super::sql::{impl_sql, Dialect};
+use super::{Store, StoreError, BUILTIN_SOURCE};
+
+/// Rows written per statement (a few thousand bound values at most).
+const ROWS_PER_STATEMENT: usize = 250;
+
+/// One search crawler's fetches of one listed URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlRow {
+    pub crawler: String,
+    pub entry_id: i64,
+    /// The request path as logged (for examples).
+    pub path: String,
+    pub fetches: i64,
+    pub last_fetch: i64,
+    pub last_status: i64,
+    /// The entry's lastmod as of its last fetch.
+    pub lastmod: Option<i64>,
+    /// The first fetch at or after `lastmod`; `None` while it waits for one.
+    pub fresh_at: Option<i64>,
+    /// `fresh_at - lastmod`.
+    pub freshness: Option<i64>,
+}
+
+/// A path fetched and counted for a site: outside the sitemaps, or disallowed by robots.txt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRow {
+    /// `outside` or `disallowed`.
+    pub kind: &'static str,
+    pub crawler: String,
+    /// `verified`, `unverified` or `forged`.
+    pub verification: String,
+    /// A hash of `path` (0: the crawler's total of this kind, never evicted).
+    pub path_key: i64,
+    pub status: i64,
+    pub path: String,
+    pub fetches: i64,
+    pub last_fetch: i64,
+    /// The robots.txt rule that disallowed the path.
+    pub rule: Option<String>,
+}
+
+impl PathRow {
+    fn key(&self) -> (&str, &str, &str, i64, i64) {
+        (
+            self.kind,
+            &self.crawler,
+            &self.verification,
+            self.path_key,
+            self.status,
+        )
+    }
+}
+
+/// A listed entry found by its loc.
+#[derive(Debug, Clone)]
+pub struct ListedLoc {
+    pub loc: String,
+    pub id: i64,
+    pub lastmod: Option<DateTime<Utc>>,
+}
+
+/// A listed URL changed since a crawler last fetched it.
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    pub path: String,
+    pub lastmod: Option<DateTime<Utc>>,
+    pub last_fetch: i64,
+}
+
+macro_rules! each_backend {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self {
+            Store::Postgres($s) => $body,
+            Store::Mysql($s) => $body,
+            Store::Sqlite($s) => $body,
+        }
+    };
+}
+
+impl Store {
+    /// The entries of `source` (this store's group) whose loc is one of `locs`. The built-in
+    /// table finds them through its unique index; a view is asked the same `loc IN (…)`, which
+    /// costs what its own indexes allow.
+    pub async fn listed_by_loc(
+        &self,
+        source: &str,
+        locs: &[String],
+    ) -> Result<Vec<ListedLoc>, StoreError> {
+        each_backend!(self, s => s.listed_by_loc(source, locs).await)
+    }
+
+    /// The stored fetches of `site`'s group `group` for these entry ids (every crawler).
+    pub async fn load_crawls(
+        &self,
+        site: &str,
+        group: &str,
+        ids: &[i64],
+    ) -> Result<Vec<CrawlRow>, StoreError> {
+        each_backend!(self, s => s.load_crawls(site, group, ids).await)
+    }
+
+    /// Writes `rows` (whole rows, replacing what is stored for their keys).
+    pub async fn save_crawls(
+        &self,
+        site: &str,
+        group: &str,
+        rows: &[CrawlRow],
+    ) -> Result<(), StoreError> {
+        each_backend!(self, s => s.save_crawls(site, group, rows).await)
+    }
+
+    /// Adds `rows`' fetches to what is stored for their keys.
+    pub async fn add_paths(&self, site: &str, rows: &[PathRow]) -> Result<(), StoreError> {
+        each_backend!(self, s => s.add_paths(site, rows).await)
+    }
+
+    /// Keeps at most about `keep` paths of `kind` for `site`, the most fetched (totals stay).
+    pub async fn trim_paths(&self, site: &str, kind: &str, keep: i64) -> Result<(), StoreError> {
+        each_backend!(self, s => s.trim_paths(site, kind, keep).await)
+    }
+
+    /// Per crawler: listed URLs of the group it fetched at or after `since`.
+    pub async fn crawl_coverage(
+        &self,
+        site: &str,
+        group: &str,
+        since: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        each_backend!(self, s => s.crawl_coverage(site, group, since).await)
+    }
+
+    /// Per crawler: fetched URLs of `source` whose lastmod is newer than the crawler's last fetch.
+    pub async fn crawl_waiting_counts(
+        &self,
+        source: &str,
+        site: &str,
+        group: &str,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        each_backend!(self, s => s.crawl_waiting_counts(source, site, group).await)
+    }
+
+    /// The `limit` URLs waiting longest for `crawler` to fetch them again, oldest lastmod first.
+    pub async fn crawl_waiting_examples(
+        &self,
+        source: &str,
+        site: &str,
+        group: &str,
+        crawler: &str,
+        limit: i64,
+    ) -> Result<Vec<Waiting>, StoreError> {
+        each_backend!(self, s => s.crawl_waiting_examples(source, site, group, crawler, limit).await)
+    }
+
+    /// The `quantiles` (0 to 1) of the time from lastmod to the first fetch after it, for
+    /// first fetches at or after `since`; `None` when there were none.
+    pub async fn crawl_freshness(
+        &self,
+        site: &str,
+        group: &str,
+        crawler: &str,
+        since: i64,
+        quantiles: &[f64],
+    ) -> Result<Vec<Option<i64>>, StoreError> {
+        each_backend!(self, s => s.crawl_freshness(site, group, crawler, since, quantiles).await)
+    }
+
+    /// Up to `limit` paths of `kind` counted for `site`, 404s and redirects first, then the
+    /// most fetched; `totals`: the crawlers' totals instead of paths.
+    pub async fn crawl_paths(
+        &self,
+        site: &str,
+        kind: &str,
+        totals: bool,
+        limit: i64,
+    ) -> Result<Vec<PathRow>, StoreError> {
+        each_backend!(self, s => s.crawl_paths(site, kind, totals, limit).await)
+    }
+}
+
+fn list(count: usize, each: &str) -> String {
+    vec![each; count].join(", ")
+}
+
+const CRAWL_COLUMNS: &str = "crawler, entry_id, path, fetches, last_fetch, last_status, \
+                             lastmod, fresh_at, freshness";
+const PATH_COLUMNS: &str =
+    "kind, crawler, verification, path_key, status, path, fetches, last_fetch, rule";
+
+/// [`CRAWL_COLUMNS`] as read back (text columns as text: MySQL calls binary-collated ones
+/// VARBINARY).
+fn crawl_columns<DB: Dialect>() -> String {
+    format!(
+        "{} AS crawler, entry_id, {} AS path, fetches, last_fetch, last_status, lastmod, \
+         fresh_at, freshness",
+        DB::text("crawler"),
+        DB::text("path")
+    )
+}
+
+/// [`PATH_COLUMNS`] as read back.
+fn path_columns<DB: Dialect>() -> String {
+    format!(
+        "{} AS kind, {} AS crawler, {} AS verification, path_key, status, {} AS path, fetches, \
+         last_fetch, {} AS rule",
+        DB::text("kind"),
+        DB::text("crawler"),
+        DB::text("verification"),
+        DB::text("path"),
+        DB::text("rule")
+    )
+}
+
+fn crawl_row<R: Row>(row: &R) -> Result<CrawlRow, sqlx::Error>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    &'static str: sqlx::ColumnIndex<R>,
+{
+    Ok(CrawlRow {
+        crawler: row.try_get("crawler")?,
+        entry_id: row.try_get("entry_id")?,
+        path: row.try_get("path")?,
+        fetches: row.try_get("fetches")?,
+        last_fetch: row.try_get("last_fetch")?,
+        last_status: row.try_get("last_status")?,
+        lastmod: row.try_get("lastmod")?,
+        fresh_at: row.try_get("fresh_at")?,
+        freshness: row.try_get("freshness")?,
+    })
+}
+
+fn path_row<R: Row>(row: &R) -> Result<PathRow, sqlx::Error>
+where
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    &'static str: sqlx::ColumnIndex<R>,
+{
+    let kind: String = row.try_get("kind")?;
+    Ok(PathRow {
+        kind: if kind == "outside" {
+            "outside"
+        } else {
+            "disallowed"
+        },
+        crawler: row.try_get("crawler")?,
+        verification: row.try_get("verification")?,
+        path_key: row.try_get("path_key")?,
+        status: row.try_get("status")?,
+        path: row.try_get("path")?,
+        fetches: row.try_get("fetches")?,
+        last_fetch: row.try_get("last_fetch")?,
+        rule: row.try_get("rule")?,
+    })
+}
+
+/// The join of a group's fetches with its source, keeping URLs changed since their last fetch.
+fn waiting_from<DB: Dialect>(source: &str) -> String {
+    format!(
+        "FROM sitemapd_crawls c JOIN {} s ON s.id = c.entry_id \
+         WHERE c.site = ? AND c.grp = ? AND s.lastmod IS NOT NULL AND {} > c.last_fetch_at",
+        DB::quote(source),
+        DB::instant_key("s.lastmod"),
+    )
+}
+
+impl_sql! {
+    pub async fn listed_by_loc(&self, source: &str, locs: &[String]) -> Result<Vec<ListedLoc>, StoreError> {
+        let mut found = Vec::new();
+        for chunk in locs.chunks(ROWS_PER_STATEMENT * 4) {
+            let (key, before, after) = if source == BUILTIN_SOURCE {
+                DB::loc_key()
+            } else {
+                ("loc", "", "")
+            };
+            let sql = DB::placeholders(&format!(
+                "SELECT {} AS id, {} AS loc, {} AS lastmod FROM {} AS s WHERE s.{key} IN ({})",
+                DB::int("s.id"),
+                DB::text("s.loc"),
+                DB::time("s.lastmod"),
+                DB::quote(source),
+                list(chunk.len(), &format!("{before}?{after}")),
+            ));
+            let mut query = sqlx::query::<DB>(&sql);
+            for loc in chunk {
+                query = query.bind(loc.as_str());
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                found.push(ListedLoc {
+                    id: row.try_get("id")?,
+                    loc: row.try_get("loc")?,
+                    lastmod: DB::read_time(&row, "lastmod"),
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    pub async fn load_crawls(&self, site: &str, group: &str, ids: &[i64]) -> Result<Vec<CrawlRow>, StoreError> {
+        let mut rows = Vec::new();
+        for chunk in ids.chunks(ROWS_PER_STATEMENT * 4) {
+            let sql = DB::placeholders(&format!(
+                "SELECT {} FROM sitemapd_crawls WHERE site = ? AND grp = ? AND entry_id IN ({})",
+                crawl_columns::<DB>(),
+                list(chunk.len(), "?")
+            ));
+            let mut query = sqlx::query::<DB>(&sql).bind(site).bind(group);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                rows.push(crawl_row(&row)?);
+            }
+        }
+        Ok(rows)
+    }
+
+    pub async fn save_crawls(&self, site: &str, group: &str, rows: &[CrawlRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+            let sql = DB::placeholders(&format!(
+                "INSERT INTO sitemapd_crawls (site, grp, {CRAWL_COLUMNS}, last_fetch_at) VALUES {}{}",
+                list(chunk.len(), &format!("({})", list(12, "?"))),
+                DB::on_conflict_update(
+                    "site, grp, crawler, entry_id",
+                    &["path", "fetches", "last_fetch", "last_status", "lastmod", "fresh_at", "freshness", "last_fetch_at"],
+                ),
+            ));
+            let mut query = sqlx::query::<DB>(&sql);
+            for row in chunk {
+                query = query
+                    .bind(site)
+                    .bind(group)
+                    .bind(row.crawler.as_str())
+                    .bind(row.entry_id)
+                    .bind(row.path.as_str())
+                    .bind(row.fetches)
+                    .bind(row.last_fetch)
+                    .bind(row.last_status)
+                    .bind(row.lastmod)
+                    .bind(row.fresh_at)
+                    .bind(row.freshness)
+                    .bind(DB::instant(row.last_fetch.saturating_mul(1_000_000)));
+            }
+            query.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn add_paths(&self, site: &str, rows: &[PathRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+            let sql = DB::placeholders(&format!(
+                "SELECT {} FROM sitemapd_crawl_paths WHERE site = ? AND path_key IN ({})",
+                path_columns::<DB>(),
+                list(chunk.len(), "?")
+            ));
+            let mut query = sqlx::query::<DB>(&sql).bind(site);
+            for row in chunk {
+                query = query.bind(row.path_key);
+            }
+            let stored = query
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(path_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            let merged: Vec<PathRow> = chunk
+                .iter()
+                .map(|row| {
+                    let before = stored.iter().find(|s| s.key() == row.key());
+                    PathRow {
+                        fetches: row.fetches + before.map_or(0, |s| s.fetches),
+                        last_fetch: row.last_fetch.max(before.map_or(0, |s| s.last_fetch)),
+                        ..row.clone()
+                    }
+                })
+                .collect();
+            let sql = DB::placeholders(&format!(
+                "INSERT INTO sitemapd_crawl_paths (site, {PATH_COLUMNS}) VALUES {}{}",
+                list(merged.len(), &format!("({})", list(10, "?"))),
+                DB::on_conflict_update(
+                    "site, kind, crawler, verification, path_key, status",
+                    &["path", "fetches", "last_fetch", "rule"],
+                ),
+            ));
+            let mut query = sqlx::query::<DB>(&sql);
+            for row in &merged {
+                query = query
+                    .bind(site)
+                    .bind(row.kind)
+                    .bind(row.crawler.as_str())
+                    .bind(row.verification.as_str())
+                    .bind(row.path_key)
+                    .bind(row.status)
+                    .bind(row.path.as_str())
+                    .bind(row.fetches)
+                    .bind(row.last_fetch)
+                    .bind(row.rule.as_deref());
+            }
+            query.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn trim_paths(&self, site: &str, kind: &str, keep: i64) -> Result<(), StoreError> {
+        let threshold: Option<i64> = sqlx::query_scalar::<DB, i64>(&DB::placeholders(
+            "SELECT fetches FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key <> 0 \
+             ORDER BY fetches DESC LIMIT 1 OFFSET ?",
+        ))
+        .bind(site)
+        .bind(kind)
+        .bind(keep)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(threshold) = threshold else {
+            return Ok(());
+        };
+        // Ties at the threshold stay unless they would double the bound.
+        let over: i64 = sqlx::query_scalar::<DB, i64>(&DB::placeholders(
+            "SELECT count(*) FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key <> 0 AND fetches >= ?",
+        ))
+        .bind(site)
+        .bind(kind)
+        .bind(threshold)
+        .fetch_one(&self.pool)
+        .await?;
+        let comparison = if over > keep.saturating_mul(2) { "<=" } else { "<" };
+        sqlx::query::<DB>(&DB::placeholders(&format!(
+            "DELETE FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key <> 0 AND fetches {comparison} ?"
+        )))
+        .bind(site)
+        .bind(kind)
+        .bind(threshold)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn crawl_coverage(&self, site: &str, group: &str, since: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query::<DB>(&DB::placeholders(&format!(
+            "SELECT {} AS crawler, count(*) AS n FROM sitemapd_crawls \
+             WHERE site = ? AND grp = ? AND last_fetch >= ? GROUP BY crawler",
+            DB::text("crawler")
+        )))
+        .bind(site)
+        .bind(group)
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("crawler")?, row.try_get("n")?)))
+            .collect()
+    }
+
+    pub async fn crawl_waiting_counts(&self, source: &str, site: &str, group: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let sql = DB::placeholders(&format!(
+            "SELECT {} AS crawler, count(*) AS n {} GROUP BY c.crawler",
+            DB::text("c.crawler"),
+            waiting_from::<DB>(source)
+        ));
+        let rows = sqlx::query::<DB>(&sql)
+            .bind(site)
+            .bind(group)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("crawler")?, row.try_get("n")?)))
+            .collect()
+    }
+
+    pub async fn crawl_waiting_examples(
+        &self,
+        source: &str,
+        site: &str,
+        group: &str,
+        crawler: &str,
+        limit: i64,
+    ) -> Result<Vec<Waiting>, StoreError> {
+        let sql = DB::placeholders(&format!(
+            "SELECT {} AS path, c.last_fetch AS last_fetch, {} AS lastmod {} AND c.crawler = ? \
+             ORDER BY {}, c.entry_id LIMIT ?",
+            DB::text("c.path"),
+            DB::time("s.lastmod"),
+            waiting_from::<DB>(source),
+            DB::instant_key("s.lastmod"),
+        ));
+        let rows = sqlx::query::<DB>(&sql)
+            .bind(site)
+            .bind(group)
+            .bind(crawler)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Waiting {
+                    path: row.try_get("path")?,
+                    last_fetch: row.try_get("last_fetch")?,
+                    lastmod: DB::read_time(row, "lastmod"),
+                })
+            })
+            .collect()
+    }
+
+    pub async fn crawl_freshness(
+        &self,
+        site: &str,
+        group: &str,
+        crawler: &str,
+        since: i64,
+        quantiles: &[f64],
+    ) -> Result<Vec<Option<i64>>, StoreError> {
+        let filter = "FROM sitemapd_crawls WHERE site = ? AND grp = ? AND crawler = ? \
+                      AND fresh_at >= ? AND freshness IS NOT NULL";
+        let count: i64 = sqlx::query_scalar::<DB, i64>(&DB::placeholders(&format!(
+            "SELECT count(*) {filter}"
+        )))
+        .bind(site)
+        .bind(group)
+        .bind(crawler)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await?;
+        let mut answers = Vec::with_capacity(quantiles.len());
+        for q in quantiles {
+            if count == 0 {
+                answers.push(None);
+                continue;
+            }
+            // The nearest-rank quantile: the value at rank ceil(q × count).
+            let rank = ((q * count as f64).ceil() as i64).clamp(1, count);
+            let value: Option<i64> = sqlx::query_scalar::<DB, i64>(&DB::placeholders(&format!(
+                "SELECT freshness {filter} ORDER BY freshness LIMIT 1 OFFSET ?"
+            )))
+            .bind(site)
+            .bind(group)
+            .bind(crawler)
+            .bind(since)
+            .bind(rank - 1)
+            .fetch_optional(&self.pool)
+            .await?;
+            answers.push(value);
+        }
+        Ok(answers)
+    }
+
+    pub async fn crawl_paths(&self, site: &str, kind: &str, totals: bool, limit: i64) -> Result<Vec<PathRow>, StoreError> {
+        let which = if totals { "=" } else { "<>" };
+        let sql = DB::placeholders(&format!(
+            "SELECT {} FROM sitemapd_crawl_paths WHERE site = ? AND kind = ? AND path_key {which} 0 \
+             ORDER BY CASE WHEN status = 404 OR (status >= 300 AND status < 400) THEN 0 ELSE 1 END, \
+             fetches DESC, path_key LIMIT ?",
+            path_columns::<DB>()
+        ));
+        let rows = sqlx::query::<DB>(&sql)
+            .bind(site)
+            .bind(kind)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(path_row).collect::<Result<Vec<_>, _>>()?)
+    }
+}
