@@ -112,8 +112,9 @@ const TAIL_BYTES: usize = 64 * 1024;
 pub struct Tracked<R> {
     inner: R,
     seen: Seen,
-    /// Where the node being read began (see [`Tracked::begin_node`]).
-    node_start: u64,
+    /// Where the XML node being read began (see [`Tracked::begin_node`]); `None` for a reader
+    /// of anything else, which has no nodes.
+    node_start: Option<u64>,
 }
 
 /// Most bytes one XML node (a text, a comment, a tag with its attributes) may take. A `<loc>`
@@ -142,14 +143,14 @@ impl<R: BufRead> Tracked<R> {
                 newlines: 0,
                 tail: VecDeque::with_capacity(TAIL_BYTES),
             },
-            node_start: 0,
+            node_start: None,
         }
     }
 
     /// A new XML node starts here: reading more than [`MAX_NODE_BYTES`] before the next call
     /// is an error ([`NodeTooLong`]).
     pub fn begin_node(&mut self) {
-        self.node_start = self.seen.bytes;
+        self.node_start = Some(self.seen.bytes);
     }
 
     /// 1-based line of the byte at `position` (bytes from the start), if it is recent enough.
@@ -192,7 +193,10 @@ impl<R: BufRead> Read for Tracked<R> {
 
 impl<R: BufRead> BufRead for Tracked<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.seen.bytes - self.node_start > MAX_NODE_BYTES {
+        if self
+            .node_start
+            .is_some_and(|start| self.seen.bytes - start > MAX_NODE_BYTES)
+        {
             return Err(io::Error::new(io::ErrorKind::InvalidData, NodeTooLong));
         }
         self.inner.fill_buf()

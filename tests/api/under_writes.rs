@@ -83,7 +83,7 @@ async fn a_render_of_changed_rows_is_sent_whole_under_the_etag_of_its_bytes(back
         "the sweep to store the file's new validators",
         move || async move {
             let resp = one
-                .get_with("/sitemap-2.xml.gz", &[("if-none-match", &revised_gz)])
+                .get_with("/sitemap-2.xml.gz", &[("if-none-match", revised_gz)])
                 .await;
             resp.status().as_u16()
         },
