@@ -92,7 +92,7 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
         environment: config.environment,
         extra_sitemaps: config.extra_sitemaps.clone(),
     };
-    let registry = crawler_registry(config);
+    let registry = crawler_registry(config)?;
     let compiled = robots::compile_template(
         &template,
         &context,
@@ -111,9 +111,14 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
     })
 }
 
-/// The crawler registry the policy is resolved against.
-pub fn crawler_registry(_config: &Config) -> crate::crawlers::registry::Registry {
-    crate::crawlers::registry::Registry::builtin()
+/// The crawler registry the policy is resolved against: the built-in one with CRAWLERS_FILE.
+pub fn crawler_registry(config: &Config) -> Result<crate::crawlers::Registry, RobotsError> {
+    use crate::crawlers::Registry;
+    match &config.crawlers_file {
+        None => Ok(Registry::builtin()),
+        Some(path) => Registry::with_file(path)
+            .map_err(|e| RobotsError::Registry(format!("CRAWLERS_FILE={e}"))),
+    }
 }
 
 /// The rules every entry passes, with robots.txt consistency applied.

@@ -159,7 +159,7 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
     let path = path_of(url);
-    let registry = app::crawler_registry(config);
+    let registry = app::crawler_registry(config)?;
     let token = registry.robots_token(agent);
     let verdict = served.evaluate(token, &path);
     let agent = if token.eq_ignore_ascii_case(agent.trim()) {
@@ -189,7 +189,7 @@ pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> 
     use crate::robots::enforce::{blocked, snippet, Server};
     let server = Server::parse(server).expect("clap allows only known servers");
     let policy = config.first_site().robots.policy.as_ref();
-    let registry = app::crawler_registry(config);
+    let registry = app::crawler_registry(config)?;
     let refused = blocked(policy, &registry).map_err(crate::robots::RobotsError::from)?;
     print!("{}", snippet(server, &refused, policy));
     Ok(0)

@@ -105,6 +105,8 @@ pub struct Config {
     pub routed_by_host: bool,
     /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
     pub stylesheet: bool,
+    /// `CRAWLERS_FILE`: a registry file extending the built-in one.
+    pub crawlers_file: Option<PathBuf>,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -159,7 +161,16 @@ impl Config {
         let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let robots = robots::site_robots(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &robots)?,
+            Some(path) => {
+                let registry = robots::registry(vars);
+                read_sites_file(
+                    path,
+                    &groups,
+                    robots_template.as_ref(),
+                    &robots,
+                    registry.as_ref(),
+                )?
+            }
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -172,6 +183,7 @@ impl Config {
             }
         };
         Ok(Self {
+            crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
             database_url: database_url(vars, defaults)?,
             admin_addr: admin_addr(vars, bind_addr)?,
             bind_addr,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::groups::{check_group, is_news_language, GroupConfig, GroupKind, NewsPublication};
 use super::robots::{with_entry, RobotsEntry, SiteRobots};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
+use crate::crawlers::registry::Registry;
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,7 @@ pub(super) fn read_sites_file(
     default_groups: &[GroupConfig],
     default_template: Option<&PathBuf>,
     default_robots: &SiteRobots,
+    registry: Option<&Registry>,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
@@ -137,7 +139,7 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
-        let robots = with_entry(default_robots, entry.robots, n)
+        let robots = with_entry(default_robots, entry.robots, n, registry)
             .map_err(|e| fail(format!("site {n}: {e}")))?;
         sites.push(SiteConfig {
             base_url,

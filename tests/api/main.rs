@@ -20,6 +20,7 @@ mod import;
 mod notify;
 mod operations;
 mod outage;
+mod policy;
 mod requests;
 mod robots;
 mod serving;
