@@ -99,5 +99,12 @@ FRONT_LOG=$AP/error.log start_front "$APACHE" -X -f "$AP/httpd.conf"
 
 front_checks
 staging_checks
+
+# ---------------------------------------------------------------- robots enforce
+# `sitemapd robots enforce apache`: GPTBot refused, robots.txt and Googlebot not (lib/enforce-check.sh).
+# shellcheck source=lib/enforce-check.sh
+. "$ROOT/scripts/lib/enforce-check.sh"
+enforce_checks
+
 summary
 [ "$failed" = 0 ]

@@ -82,5 +82,12 @@ start_front env HOME="$CD" XDG_DATA_HOME="$CD/data" XDG_CONFIG_HOME="$CD/config"
 
 front_checks
 staging_checks
+
+# ---------------------------------------------------------------- robots enforce
+# `sitemapd robots enforce caddy`: GPTBot refused, robots.txt and Googlebot not (lib/enforce-check.sh).
+# shellcheck source=lib/enforce-check.sh
+. "$ROOT/scripts/lib/enforce-check.sh"
+enforce_checks
+
 summary
 [ "$failed" = 0 ]

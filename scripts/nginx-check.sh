@@ -101,5 +101,12 @@ front_checks
 staging_checks
 s=$(fetch bad_page GET "$PROXY/sitemap-0.xml")
 check "/sitemap-0.xml reaches sitemapd and gets its 404 (got $s)" eq "$s" 404
+
+# ---------------------------------------------------------------- robots enforce
+# `sitemapd robots enforce nginx`: GPTBot refused, robots.txt and Googlebot not (lib/enforce-check.sh).
+# shellcheck source=lib/enforce-check.sh
+. "$ROOT/scripts/lib/enforce-check.sh"
+enforce_checks
+
 summary
 [ "$failed" = 0 ]

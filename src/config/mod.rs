@@ -172,7 +172,17 @@ impl Config {
         let llms = llms::llms_env(vars)?;
         let robots = robots::site_robots(vars)?;
         let sites = match &sites_file {
-            Some(path) => read_sites_file(path, &groups, robots_template.as_ref(), &robots, &llms)?,
+            Some(path) => {
+                let registry = robots::registry(vars);
+                read_sites_file(
+                    path,
+                    &groups,
+                    robots_template.as_ref(),
+                    &robots,
+                    &llms,
+                    registry.as_ref(),
+                )?
+            }
             None => {
                 let base_url = base_url(vars, defaults, bind_addr)?;
                 vec![SiteConfig {
@@ -186,6 +196,7 @@ impl Config {
             }
         };
         Ok(Self {
+            crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
             database_url: database_url(vars, defaults)?,
             admin_addr: admin_addr(vars, bind_addr)?,
             access_log_addr: access_log_addr(vars)?,
@@ -288,7 +299,6 @@ impl Config {
                     _ => None,
                 },
             )?,
-            crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
         })
     }
 

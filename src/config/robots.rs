@@ -1,6 +1,7 @@
 //! The robots settings of a site: `ROBOTS_POLICY` and `ROBOTS_CONTENT_SIGNAL`, overridable per
 //! site by `[site.robots]` (`policy`, `content_signal`) in SITEMAP_SITES_FILE.
 
+use crate::crawlers::registry::Registry;
 use crate::robots::{ContentSignal, Policy, CONTENT_SIGNAL_EXPECTED};
 
 use super::{ConfigError, Vars};
@@ -28,11 +29,21 @@ pub(super) fn site_robots(vars: &Vars) -> Result<SiteRobots, ConfigError> {
     const SIGNAL: &str = "ROBOTS_CONTENT_SIGNAL";
     let policy = match vars.get(POLICY) {
         None => None,
-        Some(raw) => Some(Policy::parse(raw, POLICY).map_err(|e| ConfigError {
-            variable: POLICY,
-            shown: format!("{raw:?}"),
-            expected: format!("rule {:?}: {}", e.rule, e.problem),
-        })?),
+        Some(raw) => {
+            let policy = Policy::parse(raw, POLICY).map_err(|e| ConfigError {
+                variable: POLICY,
+                shown: format!("{raw:?}"),
+                expected: format!("rule {:?}: {}", e.rule, e.problem),
+            })?;
+            if let Some(registry) = registry(vars) {
+                policy.check_names(&registry).map_err(|e| ConfigError {
+                    variable: POLICY,
+                    shown: format!("{raw:?}"),
+                    expected: format!("rule {:?}: {}", e.rule, e.problem),
+                })?;
+            }
+            Some(policy)
+        }
     };
     let content_signal = match vars.get(SIGNAL) {
         None => ContentSignal::Derived,
@@ -45,11 +56,22 @@ pub(super) fn site_robots(vars: &Vars) -> Result<SiteRobots, ConfigError> {
     })
 }
 
+/// The registry crawler names are checked against before anything starts: the built-in one
+/// with CRAWLERS_FILE. `None` when that file cannot be read: its own check reports it, and the
+/// names are checked again when robots.txt is compiled.
+pub(super) fn registry(vars: &Vars) -> Option<Registry> {
+    match vars.get("CRAWLERS_FILE") {
+        None => Some(Registry::builtin()),
+        Some(path) => Registry::with_file(std::path::Path::new(path)).ok(),
+    }
+}
+
 /// A site's `[site.robots]` over the defaults; the error completes "site N: ...".
 pub(super) fn with_entry(
     defaults: &SiteRobots,
     entry: Option<RobotsEntry>,
     site: usize,
+    registry: Option<&Registry>,
 ) -> Result<SiteRobots, String> {
     let Some(entry) = entry else {
         return Ok(defaults.clone());
@@ -59,12 +81,19 @@ pub(super) fn with_entry(
         let origin = format!("SITEMAP_SITES_FILE site {site} [site.robots] policy");
         robots.policy = match raw.trim() {
             "" => None,
-            _ => Some(Policy::parse(&raw, &origin).map_err(|e| {
-                format!(
-                    "[site.robots] policy {raw:?}: rule {:?}: {}",
-                    e.rule, e.problem
-                )
-            })?),
+            _ => {
+                let describe = |e: crate::robots::PolicyError| {
+                    format!(
+                        "[site.robots] policy {raw:?}: rule {:?}: {}",
+                        e.rule, e.problem
+                    )
+                };
+                let policy = Policy::parse(&raw, &origin).map_err(describe)?;
+                if let Some(registry) = registry {
+                    policy.check_names(registry).map_err(describe)?;
+                }
+                Some(policy)
+            }
         };
     }
     if let Some(raw) = entry.content_signal {

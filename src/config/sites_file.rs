@@ -6,6 +6,7 @@ use super::groups::{check_group, GroupConfig, GroupKind};
 use super::robots::{with_entry, RobotsEntry, SiteRobots};
 use crate::sitemap::publication::{is_news_language, NewsPublication};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
+use crate::crawlers::registry::Registry;
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +81,7 @@ pub(super) fn read_sites_file(
     default_template: Option<&PathBuf>,
     default_robots: &SiteRobots,
     llms: &super::llms::LlmsEnv,
+    registry: Option<&Registry>,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);
@@ -147,7 +149,7 @@ pub(super) fn read_sites_file(
             )));
         }
         let site_llms = super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
-        let robots = with_entry(default_robots, entry.robots, n)
+        let robots = with_entry(default_robots, entry.robots, n, registry)
             .map_err(|e| fail(format!("site {n}: {e}")))?;
         sites.push(SiteConfig {
             base_url,

@@ -4,8 +4,9 @@
 //!
 //! A User-Agent names a crawler when one of the registry's `user_agent` patterns for it appears
 //! as a whole word (bounded by anything but a letter or digit), ignoring case: the registry's
-//! own rule. Where an allowed crawler's pattern holds a blocked one (`Googlebot-Image` holds
-//! `Googlebot`), the allowed one is let through first. robots.txt is a request; this is for
+//! own rule. A User-Agent that names an allowed crawler too is let through (the registry takes
+//! the longest word: `Googlebot-Image` holds `Googlebot`, ChatGPT-User's string holds
+//! `openai`), so a crawler the policy allows is never refused. robots.txt is a request; this is for
 //! crawlers that do not honour it (and nothing stops a crawler from sending another User-Agent:
 //! verified identity is the status page's business).
 
@@ -39,7 +40,7 @@ pub struct Blocked {
     pub crawlers: Vec<String>,
     /// `user_agent` patterns of those crawlers, each once (ignoring case).
     pub patterns: Vec<String>,
-    /// Patterns of allowed crawlers that hold a blocked pattern as a word.
+    /// Patterns of the crawlers the policy allows, let through first.
     pub exceptions: Vec<String>,
 }
 
@@ -74,34 +75,18 @@ pub fn blocked(policy: Option<&Policy>, registry: &Registry) -> Result<Blocked, 
             }
         }
     }
-    for pattern in allowed {
-        let holds_blocked = blocked
-            .patterns
-            .iter()
-            .any(|b| !b.eq_ignore_ascii_case(pattern) && holds_word(pattern, b));
-        if holds_blocked
-            && !blocked
-                .exceptions
-                .iter()
-                .any(|e| e.eq_ignore_ascii_case(pattern))
-        {
-            blocked.exceptions.push(pattern.to_string());
+    // The registry names a User-Agent by its longest word: a request naming an allowed crawler
+    // (`ChatGPT-User … +https://openai.com/bot`, `Googlebot-Image`) is let through even when it
+    // also holds a blocked word.
+    if !blocked.patterns.is_empty() {
+        for pattern in allowed {
+            let known = |list: &[String]| list.iter().any(|p| p.eq_ignore_ascii_case(pattern));
+            if !known(&blocked.patterns) && !known(&blocked.exceptions) {
+                blocked.exceptions.push(pattern.to_string());
+            }
         }
     }
     Ok(blocked)
-}
-
-/// Whether `word` appears in `text` bounded by non-alphanumerics, ignoring ASCII case.
-fn holds_word(text: &str, word: &str) -> bool {
-    let text = text.to_ascii_lowercase();
-    let word = word.to_ascii_lowercase();
-    let bytes = text.as_bytes();
-    text.match_indices(&word).any(|(at, _)| {
-        let before = at.checked_sub(1).map(|i| bytes[i]);
-        let after = bytes.get(at + word.len()).copied();
-        !before.is_some_and(|b| b.is_ascii_alphanumeric())
-            && !after.is_some_and(|b| b.is_ascii_alphanumeric())
-    })
 }
 
 /// `(^|[^a-z0-9])(gptbot|ccbot)([^a-z0-9]|$)`, for a case-insensitive match.
@@ -196,7 +181,7 @@ fn apache(out: &mut String, blocked: &Blocked) {
     out.push_str("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n");
     if !blocked.exceptions.is_empty() {
         out.push_str(&format!(
-            "RewriteCond %{{HTTP_USER_AGENT}} !\"{}\" [NC]\n",
+            "RewriteCond %{{HTTP_USER_AGENT}} \"!{}\" [NC]\n",
             apache_quote(&word_regex(&blocked.exceptions))
         ));
     }
@@ -281,14 +266,14 @@ purpose = "ai-training"
         let found = blocked_by("ai-training=disallow");
         assert_eq!(found.crawlers, ["GPTBot", "Odd"]);
         assert_eq!(found.patterns, ["GPTBot", "odd.bot+x"]);
-        assert!(found.exceptions.is_empty());
+        assert_eq!(found.exceptions, ["Googlebot", "Googlebot-Image"]);
         // A path rule leaves the root open: robots.txt says the rest.
         assert!(blocked_by("ai-training=disallow:/premium/")
             .crawlers
             .is_empty());
         let found = blocked_by("search=disallow");
         assert_eq!(found.patterns, ["Googlebot"]);
-        assert_eq!(found.exceptions, ["Googlebot-Image"]);
+        assert_eq!(found.exceptions, ["Googlebot-Image", "GPTBot", "odd.bot+x"]);
     }
 
     #[test]
@@ -300,8 +285,6 @@ purpose = "ai-training"
         );
         let regex = word_regex(&["odd.bot+x".into()]);
         assert_eq!(regex, "(^|[^A-Za-z0-9])(odd\\.bot\\+x)([^A-Za-z0-9]|$)");
-        assert!(holds_word("Googlebot-Image", "googlebot"));
-        assert!(!holds_word("GooglebotX", "Googlebot"));
     }
 
     #[test]
@@ -313,6 +296,7 @@ purpose = "ai-training"
         assert!(nginx.contains("if ($sitemapd_refused) { return 403; }"));
         let apache = snippet(Server::Apache, &found, Some(&policy));
         assert!(apache.contains("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n"));
+        assert!(apache.contains("RewriteCond %{HTTP_USER_AGENT} \"!(^|[^A-Za-z0-9])(googlebot|"));
         assert!(apache.ends_with("RewriteRule ^ - [F]\n"));
         let caddy = snippet(Server::Caddy, &found, Some(&policy));
         assert!(caddy.contains("\tnot path /robots.txt\n"));

@@ -29,11 +29,13 @@ mod matcher;
 mod parse;
 mod pattern;
 mod policy;
+mod summary;
 mod template;
 
 pub use policy::{
     Access, Assigned, ContentSignal, Policy, PolicyError, PolicyRule, Who, CONTENT_SIGNAL_EXPECTED,
 };
+pub use summary::{summary, CrawlerRow, PolicySummary, PurposeRow};
 pub use template::{compile_template, render, render_template, Compiled, STAGING_ROBOTS};
 
 /// The built-in template, used when `ROBOTS_TEMPLATE` is not set.
@@ -194,6 +196,9 @@ pub enum RobotsError {
     /// The policy names a crawler the registry does not know.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The crawler registry the policy is resolved against cannot be loaded.
+    #[error("{0}")]
+    Registry(String),
     /// A sitemap URL from the configuration that cannot be announced.
     #[error("robots.txt: sitemap URL {url:?} {reason}")]
     SitemapUrl { url: String, reason: String },

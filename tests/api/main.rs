@@ -28,6 +28,7 @@ mod outage;
 mod replicas;
 mod registry;
 mod redefined_view;
+mod policy;
 mod requests;
 mod robots;
 mod serving;

@@ -1,0 +1,181 @@
+# scripts/lib/enforce-check.sh: the `sitemapd robots enforce` part of the front checks
+# (scripts/nginx-check.sh, apache-check.sh, caddy-check.sh). Sourced by them after
+# scripts/lib/front-check.sh; `enforce_checks` prints the snippet for $FRONT with
+# ROBOTS_POLICY=ai-training=disallow, starts a second instance of the server on a port of its own
+# with the snippet included as its comments say, in front of the same sitemapd, and checks that a
+# request with GPTBot's real User-Agent gets 403 on a page and 200 on /robots.txt, and Googlebot's
+# 200 on both. That instance is stopped by PID when the checks end.
+
+GPTBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)'
+GOOGLEBOT_UA='Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
+CHATGPT_USER_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot'
+ENFORCE_PID=
+
+# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow, into FILE.
+enforce_snippet() {
+  env -i PATH="$PATH" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow \
+    "$BIN" robots enforce "$FRONT" >"$1" 2>"$TMP/enforce.err"
+}
+
+# enforce_requests URL: the checks against the server with the snippet on URL.
+enforce_requests() {
+  local url=$1 s
+  s=$(fetch enf_gpt_page GET "$url/" -A "$GPTBOT_UA")
+  check "enforce ($FRONT): GPTBot's User-Agent gets 403 on / (got $s)" eq "$s" 403
+  s=$(fetch enf_gpt_php GET "$url/index.php?p=1" -A "$GPTBOT_UA")
+  check "enforce ($FRONT): GPTBot's User-Agent gets 403 on /index.php?p=1 (got $s)" eq "$s" 403
+  s=$(fetch enf_gpt_robots GET "$url/robots.txt" -A "$GPTBOT_UA")
+  check "enforce ($FRONT): GPTBot's User-Agent gets 200 on /robots.txt (got $s)" \
+    eval 'eq "$s" 200 && grep -q "^Sitemap:" "$TMP/enf_gpt_robots.b"'
+  s=$(fetch enf_gpt_lower GET "$url/" -A "$(printf '%s' "$GPTBOT_UA" | tr 'A-Z' 'a-z')")
+  check "enforce ($FRONT): the match ignores case (got $s)" eq "$s" 403
+  s=$(fetch enf_google_page GET "$url/" -A "$GOOGLEBOT_UA")
+  check "enforce ($FRONT): Googlebot's User-Agent gets 200 on / (got $s)" eq "$s" 200
+  s=$(fetch enf_google_robots GET "$url/robots.txt" -A "$GOOGLEBOT_UA")
+  check "enforce ($FRONT): Googlebot's User-Agent gets 200 on /robots.txt (got $s)" eq "$s" 200
+  s=$(fetch enf_chatgpt GET "$url/" -A "$CHATGPT_USER_UA")
+  check "enforce ($FRONT): ChatGPT-User (ai-user, allowed) gets 200 though its string names openai.com (got $s)" eq "$s" 200
+  s=$(fetch enf_word GET "$url/" -A "Mozilla/5.0 (compatible; NotGPTBotter/1.0)")
+  check "enforce ($FRONT): a longer word holding GPTBot is not GPTBot (got $s)" eq "$s" 200
+}
+
+# enforce_start URL COMMAND...: the server with the snippet, until URL answers.
+enforce_start() {
+  local url=$1
+  shift
+  "$@" >"$TMP/enforce-$FRONT.out" 2>&1 &
+  ENFORCE_PID=$!
+  trap 'stop_pid "$ENFORCE_PID"; cleanup' EXIT
+  if wait_http "$url/robots.txt" 15 "$ENFORCE_PID"; then
+    pass "enforce ($FRONT): the server with the snippet is up on $url"
+    return 0
+  fi
+  tail -n 20 "$TMP/enforce-$FRONT.out" >&2
+  fail "enforce ($FRONT): the server with the snippet did not start"
+  return 1
+}
+
+enforce_checks() {
+  local port dir
+  port=$(free_port "$SP" "$FP" "$SG") || { fail "enforce: no free port"; return; }
+  dir=$TMP/enforce
+  mkdir -p "$dir"
+  chmod 755 "$dir"
+  case $FRONT in
+  nginx) enforce_snippet "$dir/sitemapd-enforce.conf" ;;
+  apache) enforce_snippet "$dir/sitemapd-enforce.conf" ;;
+  caddy) enforce_snippet "$dir/sitemapd-enforce.caddy" ;;
+  esac || { cat "$TMP/enforce.err" >&2; fail "sitemapd robots enforce $FRONT"; return; }
+  pass "sitemapd robots enforce $FRONT prints a snippet"
+  "enforce_$FRONT" "$dir" "$port"
+  stop_pid "$ENFORCE_PID"
+  ENFORCE_PID=
+}
+
+enforce_nginx() {
+  local dir=$1 port=$2 saved_ng=$NG saved_opts=("${NGINX_OPTS[@]}")
+  nginx_prefix "$dir/nginx" sitemapd-locations.conf sitemapd-proxy.conf
+  cp "$dir/sitemapd-enforce.conf" "$NG/conf/sitemapd-enforce.conf"
+  {
+    nginx_main
+    echo "daemon off;"
+    echo "http {"
+    nginx_http
+    echo "    include sitemapd-enforce.conf;"
+    nginx_upstream "$SP"
+    cat <<EOF
+    server {
+        listen 127.0.0.1:$port;
+        server_name localhost;
+        if (\$sitemapd_refused) { return 403; }
+        include snippets/sitemapd-locations.conf;
+        location / {
+            default_type text/plain;
+            return 200 "php site\n";
+        }
+    }
+}
+EOF
+  } >"$NG/conf/nginx.conf"
+  if nginx_t nginx.conf; then
+    pass "enforce (nginx): nginx -t accepts the snippet in the http block"
+    enforce_start "http://127.0.0.1:$port" "$NGINX" "${NGINX_OPTS[@]}" -c conf/nginx.conf &&
+      enforce_requests "http://127.0.0.1:$port"
+  else
+    fail "enforce (nginx): nginx -t accepts the snippet in the http block"
+  fi
+  NG=$saved_ng
+  NGINX_OPTS=("${saved_opts[@]}")
+}
+
+enforce_apache() {
+  local dir=$1 port=$2
+  mkdir -p "$dir/apache/site"
+  printf 'php site\n' >"$dir/apache/site/index.php"
+  cat >"$dir/apache/httpd.conf" <<CONF
+ServerRoot "$dir/apache"
+ServerName localhost
+Listen 127.0.0.1:$port
+PidFile "$dir/apache/httpd.pid"
+DefaultRuntimeDir "$dir/apache"
+Mutex file:$dir/apache default
+ErrorLog "$dir/apache/error.log"
+LogLevel warn
+TypesConfig /etc/mime.types
+$user_lines
+$modules
+<VirtualHost 127.0.0.1:$port>
+    ServerName localhost
+    Include "$dir/sitemapd-enforce.conf"
+    DocumentRoot "$dir/apache/site"
+    <Directory "$dir/apache/site">
+        Require all granted
+        DirectoryIndex index.php
+    </Directory>
+    AddType text/plain .php
+    RewriteEngine On
+    RewriteRule "^/(robots\.txt|sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt))$" - [END]
+    RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" !-f
+    RewriteRule "^/" "/index.php" [L]
+    Include "$AP/sitemapd.conf"
+</VirtualHost>
+CONF
+  if timeout 30 "$APACHE" -t -f "$dir/apache/httpd.conf" 2>"$TMP/enforce-apache-t.err"; then
+    pass "enforce (apache): apache2 -t accepts the snippet at the top of a VirtualHost"
+    enforce_start "http://127.0.0.1:$port" "$APACHE" -X -f "$dir/apache/httpd.conf" &&
+      enforce_requests "http://127.0.0.1:$port"
+  else
+    cat "$TMP/enforce-apache-t.err" >&2
+    fail "enforce (apache): apache2 -t accepts the snippet at the top of a VirtualHost"
+  fi
+}
+
+enforce_caddy() {
+  local dir=$1 port=$2
+  mkdir -p "$dir/caddy/data" "$dir/caddy/config"
+  cat >"$dir/caddy/Caddyfile" <<CONF
+{
+	admin off
+	auto_https off
+	storage file_system $dir/caddy/data
+}
+
+http://127.0.0.1:$port {
+	import $dir/sitemapd-enforce.caddy
+	import $CD/sitemapd.caddy
+	handle {
+		respond "php site"
+	}
+}
+CONF
+  if HOME=$dir/caddy XDG_DATA_HOME=$dir/caddy/data XDG_CONFIG_HOME=$dir/caddy/config \
+    timeout 30 "$CADDY" validate --config "$dir/caddy/Caddyfile" --adapter caddyfile >"$TMP/enforce-caddy-validate.out" 2>&1; then
+    pass "enforce (caddy): caddy validate accepts the snippet imported first in a site block"
+    enforce_start "http://127.0.0.1:$port" env HOME="$dir/caddy" XDG_DATA_HOME="$dir/caddy/data" \
+      XDG_CONFIG_HOME="$dir/caddy/config" "$CADDY" run --config "$dir/caddy/Caddyfile" --adapter caddyfile &&
+      enforce_requests "http://127.0.0.1:$port"
+  else
+    tail -n 20 "$TMP/enforce-caddy-validate.out" >&2
+    fail "enforce (caddy): caddy validate accepts the snippet imported first in a site block"
+  fi
+}
