@@ -52,7 +52,7 @@ USER 10001:10001
 WORKDIR /var/lib/sitemapd
 
 # Listen on every interface of the container; everything else comes from the environment
-# (SITEMAP_BASE_URL is required; see README / SPEC for the rest).
+# (SITEMAP_BASE_URL is required; see docs/reference.md for the rest).
 ENV BIND_ADDR=0.0.0.0:8080
 EXPOSE 8080
 

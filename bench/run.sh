@@ -449,7 +449,8 @@ report() {
   echo "- Targets are for N = 1,000,000 on this 2-core machine; ✅/❌ compare every column with them."
 }
 
-if [ "$DB_KIND" = postgres ]; then OUT="$HERE/results-$DATE"; else OUT="$HERE/results-$DB_KIND-$DATE"; fi
+mkdir -p "$HERE/results"
+if [ "$DB_KIND" = postgres ]; then OUT="$HERE/results/results-$DATE"; else OUT="$HERE/results/results-$DB_KIND-$DATE"; fi
 if [ -e "$OUT.md" ]; then OUT="$OUT-$(date -u +%H%M%S).md"; else OUT="$OUT.md"; fi
 report | tee "$OUT"
 log "saved $OUT"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/scale.sh: what keeping the files current costs at N rows (see bench/scale.py for every
-# measure). Prints a markdown table, one column per N.
+# measure). Prints a markdown table, one column per N, also saved as
+# bench/results/results-scale-<date>.md (-mariadb before .md on MariaDB).
 #
 #   bench/scale.sh 1000000 10000000        PostgreSQL at 1M and 10M
 #   BENCH_DB=mariadb bench/scale.sh 1000000
@@ -25,7 +26,11 @@ for n in "$@"; do
   echo "scale.sh: N = $n (${BENCH_DB:-postgres})" >&2
   results+=("$(python3 "$HERE/scale.py" "$n")")
 done
-python3 - "$@" "${results[@]}" <<'PY'
+mkdir -p "$HERE/results"
+OUT="$HERE/results/results-scale-$(date -u +%Y-%m-%d)"
+[ "${BENCH_DB:-postgres}" = postgres ] || OUT="$OUT-${BENCH_DB}"
+if [ -e "$OUT.md" ]; then OUT="$OUT-$(date -u +%H%M%S).md"; else OUT="$OUT.md"; fi
+python3 - "$@" "${results[@]}" <<'PY' | tee "$OUT"
 import json, sys
 half = (len(sys.argv) - 1) // 2
 sizes, runs = sys.argv[1:1 + half], [json.loads(r) for r in sys.argv[1 + half:]]
@@ -41,3 +46,4 @@ def show(v):
 for k in keys:
     print(f"| {k} | " + " | ".join(show(r.get(k)) for r in runs) + " |")
 PY
+echo "scale.sh: saved $OUT" >&2

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Checks the README's WordPress views against a real WordPress: Debian's `wordpress` package run
+# Checks the user guide's WordPress views (docs/guide.md) against a real WordPress: Debian's `wordpress` package run
 # by its own php-fpm behind its own nginx, on a fresh database, with content made through
 # WordPress's own PHP functions (scripts/lib/wordpress/site.php: posts, a percent-encoded slug,
 # pages nested two levels, a static front page and a posts page, categories nested two levels,
 # drafts, private, password-protected, trashed and scheduled posts). nginx includes the shipped
 # deploy/nginx/sitemapd-locations.conf, so the sitemap paths go to sitemapd and the rest to
-# WordPress, as on a real site. sitemapd serves the views exactly as README.md writes them:
-# first the single view `sitemap_wp`, then the four group views through the README's
+# WordPress, as on a real site. sitemapd serves the views exactly as docs/guide.md writes them:
+# first the single view `sitemap_wp`, then the four group views through the guide's
 # SITEMAP_GROUPS line. For each state of the site (static front page, latest posts on the home
 # page, and after live edits, trashes and publishes made through PHP) it checks that
 #   - sitemapd lists the same URLs as WordPress's core sitemaps (/wp-sitemap.xml) for the kinds
@@ -304,16 +304,19 @@ else
   abort "WordPress did not answer /wp-sitemap.xml with 200 within 20 s"
 fi
 
-# ---------------------------------------------------------------- sitemapd and the README's views
+# ---------------------------------------------------------------- sitemapd and the guide's views
 
-# readme_view NAME: the README's ```sql block that creates sitemapd.NAME, on these databases.
-readme_view() {
+# GUIDE: the user guide, where the views and the SITEMAP_GROUPS line users copy are written.
+GUIDE="$ROOT/docs/guide.md"
+
+# guide_view NAME: the guide's ```sql block that creates sitemapd.NAME, on these databases.
+guide_view() {
   awk -v want="CREATE VIEW sitemapd.$1 " '
     /^```sql$/ { inblock = 1; block = ""; next }
     /^```/ && inblock { inblock = 0; if (index(block, want)) { printf "%s", block; found = 1; exit } next }
     inblock { block = block $0 "\n" }
     END { exit !found }
-  ' "$ROOT/README.md" | sed -e "s/sitemapd\./$SDB./g" -e "s/wordpress\./$WDB./g"
+  ' "$GUIDE" | sed -e "s/sitemapd\./$SDB./g" -e "s/wordpress\./$WDB./g"
 }
 timeout 60 env -i PATH="$PATH" DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_PORT/$SDB" SITEMAP_BASE_URL="$SITE" "$BIN" migrate >"$TMP/migrate.log" 2>&1 ||
   {
@@ -322,15 +325,15 @@ timeout 60 env -i PATH="$PATH" DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_POR
   }
 VIEWS=(sitemap_wp sitemap_wp_posts sitemap_wp_pages sitemap_wp_categories sitemap_wp_news)
 for v in "${VIEWS[@]}"; do
-  readme_view "$v" >"$TMP/$v.sql" || abort "README.md has no view $v"
+  guide_view "$v" >"$TMP/$v.sql" || abort "docs/guide.md has no view $v"
   if sql "$SDB" <"$TMP/$v.sql" 2>"$TMP/$v.err"; then
-    pass "README's view $v created over WordPress's tables"
+    pass "the guide's view $v created over WordPress's tables"
   else
     cat "$TMP/$v.err" >&2
-    fail "README's view $v created over WordPress's tables"
+    fail "the guide's view $v created over WordPress's tables"
   fi
 done
-GROUPS_LINE=$(grep -m 1 '^SITEMAP_GROUPS=' "$ROOT/README.md") || abort "README.md has no SITEMAP_GROUPS line"
+GROUPS_LINE=$(grep -m 1 '^SITEMAP_GROUPS=' "$GUIDE") || abort "docs/guide.md has no SITEMAP_GROUPS line"
 
 # start_sitemapd NAME=VALUE...: sitemapd serve with this source configuration, behind nginx.
 start_sitemapd() {

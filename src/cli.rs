@@ -48,7 +48,8 @@ enum Command {
         #[arg(value_name = "FILE|-")]
         file: String,
     },
-    /// Serve sample entries from an embedded SQLite database, with zero configuration
+    /// Serve sample entries from an embedded SQLite database, with zero configuration, and the
+    /// status page on the next port (or ADMIN_BIND_ADDR)
     Demo,
 }
 
@@ -99,6 +100,10 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    let config = match command {
+        Command::Demo => demo::with_status_page(config),
+        _ => config,
+    };
     let _log_writer = init_tracing(config.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -109,6 +114,7 @@ pub fn run() -> i32 {
             Command::Serve => serve(&config).await,
             Command::Demo => {
                 demo::prepare(&config).await?;
+                println!("{}", demo::addresses(&config));
                 serve(&config).await
             }
             Command::Migrate => commands::migrate(&config).await,

@@ -1,5 +1,7 @@
 //! `sitemapd demo`: an embedded SQLite database filled with sample entries, zero configuration.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
 use crate::app::StartError;
 use crate::config::{Config, Defaults};
 use crate::store::{Store, StoreError};
@@ -12,6 +14,36 @@ pub fn defaults() -> Defaults {
     Defaults {
         base_url: Some("http://<BIND_ADDR>".into()),
         database_url: Some("sqlite://sitemapd-demo.db".into()),
+    }
+}
+
+/// The demo opens the status page too: on `ADMIN_BIND_ADDR` when it is set, else on the port
+/// after `BIND_ADDR`'s (none when `BIND_ADDR` asks for any port, or the last one). The status
+/// page shows what the public files leave out, so a `BIND_ADDR` on every interface
+/// (`0.0.0.0`, `::`) still gets it on localhost only.
+pub fn with_status_page(mut config: Config) -> Config {
+    if config.admin_addr.is_none() {
+        config.admin_addr = port_after(config.bind_addr);
+    }
+    config
+}
+
+fn port_after(addr: SocketAddr) -> Option<SocketAddr> {
+    let port = addr.port().checked_add(1).filter(|_| addr.port() != 0)?;
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// Where to look, on stdout: the sitemap index and, when it is open, the status page.
+pub fn addresses(config: &Config) -> String {
+    let index = config.first_site().index_url();
+    match config.admin_addr {
+        Some(admin) => format!("sitemaps at {index}, status page at http://{admin}/"),
+        None => format!("sitemaps at {index}"),
     }
 }
 
@@ -96,4 +128,52 @@ fn sample_entry(id: i64, now: i64) -> (String, Option<String>, Option<&'static s
         .copied();
     let priority = (id % 3 == 0).then_some(0.5 + (id % 6) as f64 / 10.0);
     (loc, lastmod, changefreq, priority)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Vars;
+
+    fn demo_config(vars: &[(&str, &str)]) -> Config {
+        with_status_page(
+            Config::from_vars(&Vars::from_pairs(vars.iter().copied()), &defaults()).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_status_page_opens_on_the_next_port_unless_set() {
+        let config = demo_config(&[("BIND_ADDR", "127.0.0.1:8080")]);
+        assert_eq!(
+            addresses(&config),
+            "sitemaps at http://127.0.0.1:8080/sitemap_index.xml, status page at http://127.0.0.1:8081/"
+        );
+        let config = demo_config(&[
+            ("BIND_ADDR", "127.0.0.1:8080"),
+            ("ADMIN_BIND_ADDR", "127.0.0.1:9000"),
+        ]);
+        assert_eq!(config.admin_addr, Some("127.0.0.1:9000".parse().unwrap()));
+    }
+
+    #[test]
+    fn no_next_port_after_the_last_or_any() {
+        assert_eq!(port_after("127.0.0.1:65535".parse().unwrap()), None);
+        assert_eq!(port_after("127.0.0.1:0".parse().unwrap()), None);
+        assert_eq!(
+            port_after("[::1]:80".parse().unwrap()),
+            Some("[::1]:81".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn a_public_bind_address_keeps_the_status_page_on_localhost() {
+        assert_eq!(
+            port_after("0.0.0.0:8080".parse().unwrap()),
+            Some("127.0.0.1:8081".parse().unwrap())
+        );
+        assert_eq!(
+            port_after("[::]:8080".parse().unwrap()),
+            Some("[::1]:8081".parse().unwrap())
+        );
+    }
 }

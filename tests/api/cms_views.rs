@@ -1,25 +1,25 @@
-//! The README's MySQL views over CMS tables (WordPress's `wp_posts` alone and as four groups, a
-//! PHP `articles` table), read from the README itself and served from MariaDB: what they
+//! The user guide's MySQL views over CMS tables (WordPress's `wp_posts` alone and as four groups,
+//! a PHP `articles` table), read from docs/guide.md itself and served from MariaDB: what they
 //! promise is what is served.
 
 use crate::helpers::*;
 
-/// The ```sql block of README.md that creates `view`, with its database prefixes removed (the
+/// The ```sql block of docs/guide.md that creates `view`, with its database prefixes removed (the
 /// test keeps the CMS tables and the view in one database of its own).
-fn readme_view(view: &str) -> String {
-    readme_block("sql", &format!("CREATE VIEW sitemapd.{view} "))
+fn guide_view(view: &str) -> String {
+    guide_block("sql", &format!("CREATE VIEW sitemapd.{view} "))
         .replace("sitemapd.", "")
         .replace("wordpress.", "")
         .replace("cms.", "")
 }
 
-/// Creates a README view in the connection collation the `mysql` client uses
+/// Creates a guide's view in the connection collation the `mysql` client uses
 /// (utf8mb4_general_ci), not sitemapd's (utf8mb4_unicode_ci), as a site owner does: MariaDB then
 /// refuses a UNION whose halves give `loc` different collations.
 async fn create_view(db: &TestDb, view: &str) {
     db.exec(&format!(
         "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci; {}",
-        readme_view(view)
+        guide_view(view)
     ))
     .await;
 }
@@ -188,7 +188,7 @@ async fn the_articles_view_serves_each_language_version_with_utc_dates() {
          SET time_zone = '+00:00';",
     )
     .await;
-    db.exec(&readme_view("sitemap_articles")).await;
+    db.exec(&guide_view("sitemap_articles")).await;
     let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "sitemap_articles")]).await;
     let xml = urlset(&app).await;
     assert_eq!(
@@ -290,7 +290,7 @@ const WP_SITE: &str = "CREATE TABLE wp_posts (
     (1, 1, 'category', 0, 0), (2, 2, 'category', 0, 2), (3, 3, 'category', 2, 1);
   INSERT INTO wp_term_relationships (object_id, term_taxonomy_id) VALUES (1, 2), (7, 2), (7, 3);";
 
-/// The host of the README's sites file with the four groups.
+/// The host of the guide's sites file with the four groups.
 const NEWS: &str = "news.example.com";
 
 #[tokio::test]
@@ -307,13 +307,13 @@ async fn the_wordpress_group_views_serve_posts_pages_categories_and_news_apart()
         create_view(&db, view).await;
     }
     // Page 2 and category 2 share the id: the image is the page's (posts and pages take the
-    // extension tables in the README's file, categories do not).
+    // extension tables in the guide's file, categories do not).
     db.insert_images(&[(2, "https://cdn.example.net/about.jpg")])
         .await;
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites.toml");
-    // The README's sites file with the four groups.
-    std::fs::write(&sites, readme_block("toml", "kind = \"news\"")).unwrap();
+    // The guide's sites file with the four groups.
+    std::fs::write(&sites, guide_block("toml", "kind = \"news\"")).unwrap();
     let app = spawn_app(
         &db.url,
         &[

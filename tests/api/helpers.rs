@@ -823,15 +823,16 @@ pub async fn text_as(app: &TestApp, host: &str, path: &str) -> String {
     resp.text().await.unwrap()
 }
 
-/// The text of the first ```` ```FENCE ```` code block of README.md that contains `needle`.
-pub fn readme_block(fence: &str, needle: &str) -> &'static str {
-    const README: &str = include_str!("../../README.md");
-    README
+/// The text of the first ```` ```FENCE ```` code block of the user guide (docs/guide.md) that
+/// contains `needle`: the views and sites files users copy from it.
+pub fn guide_block(fence: &str, needle: &str) -> &'static str {
+    const GUIDE: &str = include_str!("../../docs/guide.md");
+    GUIDE
         .split(&format!("```{fence}\n"))
         .skip(1)
         .filter_map(|rest| rest.split("```").next())
         .find(|block| block.contains(needle))
-        .unwrap_or_else(|| panic!("README.md has no ```{fence} block with {needle}"))
+        .unwrap_or_else(|| panic!("docs/guide.md has no ```{fence} block with {needle}"))
 }
 
 /// A file holding `text` (a robots.txt template), removed when dropped.

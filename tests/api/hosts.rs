@@ -410,11 +410,11 @@ async fn a_bad_sites_file_stops_the_start_with_one_line_naming_it() {
     }
 }
 
-/// The README's cross-submission sites file, read from the README itself, loads and publishes
+/// The guide's cross-submission sites file, read from docs/guide.md itself, loads and publishes
 /// each site's index where its robots.txt will say.
 #[test]
-fn the_readme_s_cross_submission_sites_file_loads_as_printed() {
-    let toml = readme_block("toml", "sitemaps_url");
+fn the_guide_s_cross_submission_sites_file_loads_as_printed() {
+    let toml = guide_block("toml", "sitemaps_url");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sites.toml");
     std::fs::write(&path, toml).unwrap();

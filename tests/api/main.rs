@@ -9,6 +9,7 @@ mod cli;
 mod cms_views;
 mod crawlers;
 mod current;
+mod docs;
 mod extensions;
 mod feed_checks;
 mod feeds;

@@ -200,7 +200,11 @@ async fn a_password_in_the_database_url_stays_out_of_the_logs() {
 /// `sitemapd demo` as a newcomer runs it: no variables (but a free port), an empty directory.
 #[tokio::test]
 async fn the_demo_needs_no_configuration_and_serves_valid_files_dated_in_the_past() {
-    let server = Sitemapd::new(["demo"]).serve().await;
+    // Its status page on any free port: the one after BIND_ADDR's may be another test's.
+    let server = Sitemapd::new(["demo"])
+        .env("ADMIN_BIND_ADDR", "127.0.0.1:0")
+        .serve()
+        .await;
     let client = reqwest::Client::builder().no_gzip().build().unwrap();
     let get = |path: String| {
         let client = &client;
