@@ -32,7 +32,7 @@ export SITEMAPD="$TARGET/release/sitemapd" BENCH_DB=postgres
 mkdir -p "$HERE/results"
 out="$HERE/results/results-capacity-$(date -u +%Y-%m-%d-%H%M%S).md"
 python3 - "$HERE" "$out" "$@" <<'PY'
-import json, signal, sys, time
+import json, os, signal, sys, time
 sys.path.insert(0, sys.argv[1])
 import scale  # the Server, seeding and SQL helpers of bench/scale.py
 from scale import Server, sql, TABLE_BASE, VIEW_BASE
@@ -177,7 +177,8 @@ show = lambda v: "–" if v is None else f"{v:,.2f}" if isinstance(v, float) els
     f"{v:,}" if isinstance(v, int) else str(v)
 pg = sql("", "SHOW server_version", admin=True)
 lines = [f"bench/capacity.sh {' '.join(sys.argv[3:])}: PostgreSQL {pg}, page size 50,000, "
-         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
+         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, binary "
+         f"{os.path.relpath(os.environ['SITEMAPD'], os.path.dirname(sys.argv[1]))}", "",
          "| measure | " + " | ".join(f"{n:,} rows" for n in sizes) + " |",
          "| --- |" + " --- |" * len(sizes)]
 lines += [f"| {k} | " + " | ".join(show(r.get(k)) for r in runs) + " |" for k in keys]
