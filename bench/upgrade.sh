@@ -12,7 +12,8 @@
 #
 # Environment: BENCH_N (rows, default 1000000), BENCH_DBS (default "sqlite postgres"),
 # BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_SKIP_BUILD=1 (use
-# the binaries of an earlier run, kept in target/upgrade/). Builds share cargo's target directory,
+# the binaries of an earlier run, kept in target/upgrade/), BENCH_B=patch (B is A's binary with
+# its version string replaced, no second build; the default, build, compiles B). Builds share cargo's target directory,
 # so B recompiles only this crate. Everything listens on 127.0.0.1; every server is stopped by its
 # PID; every wait is bounded (BENCH_LIMIT seconds, default 600); the databases it made are dropped
 # at the end, on error and on Ctrl-C.
@@ -44,8 +45,27 @@ build_both() {
   (cd "$ROOT" && cargo build --release --quiet)
 }
 
+# B without a second build: A's bytes with the version string (0.1.0 → 0.1.1, the same length)
+# replaced wherever it occurs, so nothing but the version differs, to the byte.
+patch_b() {
+  echo "upgrade.sh: B is A with its version string patched" >&2
+  (cd "$ROOT" && cargo build --release --quiet)
+  cp "$TARGET/release/sitemapd" "$BINS/sitemapd-a"
+  local version
+  version=$(sed -n 's/^version = "\([^"]*\)"/\1/p' "$ROOT/Cargo.toml" | head -n1)
+  python3 - "$BINS/sitemapd-a" "$BINS/sitemapd-b" "$version" <<'PATCH'
+import sys
+a, b, old = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+new = old[:-1] + bytes([old[-1] + 1 if old[-1] < ord("9") else ord("0")])
+data = open(a, "rb").read()
+print(f"upgrade.sh: {data.count(old)} occurrences of {old.decode()} → {new.decode()}", file=sys.stderr)
+open(b, "wb").write(data.replace(old, new))
+PATCH
+  chmod +x "$BINS/sitemapd-b"
+}
+
 if [ -z "${BENCH_SKIP_BUILD:-}" ] || [ ! -x "$BINS/sitemapd-b" ]; then
-  build_both
+  if [ "${BENCH_B:-build}" = patch ]; then patch_b; else build_both; fi
 fi
 export SITEMAPD_A="$BINS/sitemapd-a" SITEMAPD_B="$BINS/sitemapd-b"
 va=$("$SITEMAPD_A" --version) vb=$("$SITEMAPD_B" --version)
@@ -147,6 +167,13 @@ def make_database(kind):
     subprocess.run(["psql", url, "-q", "-v", f"n={N}", "-f", SEED_PG], check=True,
                    capture_output=True, timeout=LIMIT)
     return url
+
+
+def database_mib(kind, url):
+    if kind == "sqlite":
+        path = url[len("sqlite://"):]
+        return sum(os.path.getsize(path + x) for x in ("", "-wal") if os.path.exists(path + x)) / 2**20
+    return int(psql(url, "SELECT pg_database_size(current_database())")) / 2**20
 
 
 def drop_databases():
@@ -272,6 +299,7 @@ def run(kind):
     etags = {p: a.request("HEAD", p)[1] for p in paths}
     out["A version running"] = a.version()
     out["peak RSS (MiB)"] = a.stop()
+    out["database size after A (MiB)"] = database_mib(kind, url)
     ok = switch(url, B, paths, etags, out, "upgrade A → B")
     ok &= switch(url, A, paths, etags, out, "plain restart of A (for comparison)")
     drop_databases()
