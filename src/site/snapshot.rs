@@ -156,7 +156,7 @@ impl Snapshot {
     /// whole files whose bytes this process has too (robots.txt comes from this process's
     /// template, feeds from its own sweeps).
     pub fn with_stored(&self, stored: &SavedState, publication: Publication<'_>) -> Self {
-        let (pages, files) = stored;
+        let SavedState { pages, files } = stored;
         let mut next = self.clone();
         if !pages.is_empty() {
             next.layout = Layout::from_records(pages).with_skip_counts_of(&self.layout);
@@ -193,7 +193,7 @@ impl Snapshot {
         feeds: Option<FeedBodies>,
         publication: Publication<'_>,
     ) -> Self {
-        let (pages, files) = saved;
+        let SavedState { pages, files } = saved;
         let layout = Layout::from_records(pages).with_skip_counts_of(measured);
         let index = layout.index_document(publication);
         let stored = |name: &str, fallback: Validators| {

@@ -132,8 +132,25 @@ fn fingerprint_of(hex: String) -> Result<Fingerprint, sqlx::Error> {
     })
 }
 
-/// Pages and files as saved together.
-pub type SavedState = (Vec<PageRecord>, Vec<FileRecord>);
+/// A group's stored state: its pages (id ranges and their validators) and its whole files (the
+/// index, robots.txt, feeds, the settings fingerprint), saved together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SavedState {
+    pub pages: Vec<PageRecord>,
+    pub files: Vec<FileRecord>,
+}
+
+impl SavedState {
+    /// Whether nothing is stored (the group's first sweep has not saved yet).
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// The stored whole file named `name`.
+    pub fn file(&self, name: &str) -> Option<&FileRecord> {
+        self.files.iter().find(|f| f.name == name)
+    }
+}
 
 /// What the database says changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -288,7 +288,7 @@ mod tests {
             .execute(&mut *holder)
             .await
             .unwrap();
-        let empty: SavedState = (Vec::new(), Vec::new());
+        let empty = SavedState::default();
         let saving =
             tokio::spawn(
                 async move { store.replace_state("https://e.com/", &empty, &empty).await },

@@ -31,7 +31,7 @@ pub fn unchanged(read: Option<&(Vec<Link>, Fingerprint)>, held: Option<&Section>
 /// The section with the time its text last changed, as `saved` holds it.
 pub fn section(links: Vec<Link>, saved: &SavedState) -> Section {
     let changed_at = saved
-        .1
+        .files
         .iter()
         .find(|f| f.name == LLMS_FILE)
         .map_or_else(|| chrono::Utc::now().timestamp(), |f| f.changed_at);

@@ -116,12 +116,12 @@ impl Sweeper {
         metrics: SweepMetrics,
     ) -> Result<Arc<Self>, StoreError> {
         let stored = group.store.load_state(&group.key).await?;
-        let has_state = !stored.0.is_empty();
+        let has_state = !stored.is_empty();
         // Files laid out under other settings (another page size, other rules) are not served:
         // they may break the new limits. The first sweep lays them out again.
         let same_settings = made_under(&stored, &group);
         let robots_rules_changed = stored
-            .1
+            .files
             .iter()
             .any(|f| f.name == ROBOTS_RULES_FILE && f.fingerprint != group.robots_rules);
         announce::forget_listed_unless_told(&group, &notifier).await;
@@ -383,8 +383,8 @@ impl Sweeper {
         for _attempt in 0..SWEEP_TRIES {
             let stored = store.load_state(&self.group.key).await?;
             let stored_boundaries: Vec<(i64, i64)> =
-                stored.0.iter().map(|p| (p.page_no, p.first_id)).collect();
-            if !stored.0.is_empty() && stored_boundaries != started_from.boundaries() {
+                stored.pages.iter().map(|p| (p.page_no, p.first_id)).collect();
+            if !stored.is_empty() && stored_boundaries != started_from.boundaries() {
                 return Ok(Saved::BoundariesMoved);
             }
             let next = proposal.settle(&self.group, &stored, now);
@@ -430,9 +430,8 @@ impl Sweeper {
 /// page size, other rules) are not served, as they may break the new limits.
 fn made_under(stored: &SavedState, group: &Group) -> bool {
     stored
-        .1
-        .iter()
-        .any(|f| f.name == SETTINGS_FILE && f.fingerprint == group.settings.fingerprint)
+        .file(SETTINGS_FILE)
+        .is_some_and(|f| f.fingerprint == group.settings.fingerprint)
 }
 
 /// Gives each measured file that kept its id range the summary taken before it was measured:

@@ -124,7 +124,7 @@ impl Sweeper {
             match group.store.state_version(&group.key).await {
                 Ok(version) if seen != Some(version) => {
                     match group.store.load_state(&group.key).await {
-                        Ok(stored) if stored.0.is_empty() => seen = Some(version),
+                        Ok(stored) if stored.is_empty() => seen = Some(version),
                         Ok(stored) if !self.made_under_our_settings(&stored) => {
                             return Followed::OtherSettings;
                         }

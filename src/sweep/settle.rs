@@ -25,7 +25,10 @@ impl Proposal {
     /// The state to store: this proposal's pages and files dated against `stored`, and the
     /// index of the dated pages (whose lastmods are those times).
     pub fn settle(&self, group: &Group, stored: &SavedState, now: i64) -> SavedState {
-        let (stored_pages, stored_files) = stored;
+        let SavedState {
+            pages: stored_pages,
+            files: stored_files,
+        } = stored;
         let mut layout = self.layout.clone();
         for page in &mut layout.0 {
             let before = stored_pages
@@ -49,7 +52,10 @@ impl Proposal {
         let files = std::iter::once(file(INDEX_FILE, group.index_fingerprint(&index)))
             .chain(self.whole_files.iter().map(|f| file(f.name, f.fingerprint)))
             .collect();
-        (layout.to_records(), files)
+        SavedState {
+            pages: layout.to_records(),
+            files,
+        }
     }
 }
 

@@ -77,14 +77,14 @@ impl_sql! {
         if Self::state_in(&mut tx, site).await? != *expected {
             return Ok(false);
         }
-        let (pages, files) = next;
+        let SavedState { pages, files } = next;
         // Only the rows of files that changed are written: a sweep of one file at 2,000 files
         // writes one row, not 2,000.
         let before: HashMap<i64, &PageRecord> =
-            expected.0.iter().map(|p| (p.page_no, p)).collect();
+            expected.pages.iter().map(|p| (p.page_no, p)).collect();
         let after: HashMap<i64, &PageRecord> = pages.iter().map(|p| (p.page_no, p)).collect();
         let gone: Vec<i64> = expected
-            .0
+            .pages
             .iter()
             .filter(|p| after.get(&p.page_no) != Some(p))
             .map(|p| p.page_no)
@@ -167,6 +167,6 @@ impl_sql! {
         .await?;
         let pages = pages.iter().map(PageRecord::from_row).collect::<Result<_, _>>()?;
         let files = files.iter().map(FileRecord::from_row).collect::<Result<_, _>>()?;
-        Ok((pages, files))
+        Ok(SavedState { pages, files })
     }
 }
