@@ -154,7 +154,17 @@ impl Tally {
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
-    let path = path_of(url);
+    let tested = match crate::admin::tester::tested_url(url, site.base_url.host()) {
+        Ok(tested) => tested,
+        Err(refused) => {
+            eprintln!("robots test {url:?}: {refused}");
+            return Ok(2);
+        }
+    };
+    if let Some(note) = &tested.note {
+        println!("note: {note}");
+    }
+    let path = tested.path;
     let verdict = served.evaluate(agent, &path);
     let word = if verdict.allowed {
         "allowed"
@@ -171,18 +181,6 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
         None => println!("{word}: {path} for {agent}, no rule matched"),
     }
     Ok(if verdict.allowed { 0 } else { 1 })
-}
-
-/// Path and query of an absolute URL, or the value itself when it is already a path.
-fn path_of(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(u) => match u.query() {
-            Some(q) => format!("{}?{q}", u.path()),
-            None => u.path().to_string(),
-        },
-        Err(_) if url.starts_with('/') => url.to_string(),
-        Err(_) => format!("/{url}"),
-    }
 }
 
 /// Writes what the server serves, byte for byte, for static hosting: into DIR, or with
@@ -398,12 +396,5 @@ mod tests {
             at("https://e.com/caf%C3%A9/a%2F..%2Fb/"),
             Path::new("/out/e.com/café/a%2F..%2Fb")
         );
-    }
-
-    #[test]
-    fn robots_test_takes_urls_or_paths() {
-        assert_eq!(path_of("https://e.com/a/b?x=1"), "/a/b?x=1");
-        assert_eq!(path_of("/a"), "/a");
-        assert_eq!(path_of("a"), "/a");
     }
 }

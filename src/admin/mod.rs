@@ -5,6 +5,7 @@
 
 mod audit;
 mod file;
+pub mod tester;
 pub mod status;
 
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use axum::{Json, Router};
 use minijinja::{context, Environment};
 
 use crate::http::AppState;
-use status::{known_agents, robots_answer, Status};
+use status::{known_agents, robots_answer, RobotsAnswer, Status};
 
 const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");
 const TEMPLATE: &str = include_str!("../../templates/status.html");
@@ -150,8 +151,27 @@ fn html(rendered: Result<String, minijinja::Error>) -> Response {
     }
 }
 
-async fn json(State((app, _)): State<AdminState>) -> Json<Status> {
-    Json(Status::of(&app))
+/// The status page's data; with `?url=` (and `agent`, `site`), the tester's answer too.
+#[derive(serde::Serialize)]
+struct StatusJson {
+    #[serde(flatten)]
+    status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    robots_test: Option<RobotsAnswer>,
+}
+
+async fn json(
+    State((app, _)): State<AdminState>,
+    Query(question): Query<RobotsQuestion>,
+) -> Json<StatusJson> {
+    let robots_test = question.url.as_deref().filter(|u| !u.is_empty()).map(|url| {
+        let site = site_named(&app, question.site.as_deref());
+        robots_answer(site, url, question.agent.as_deref().unwrap_or("Googlebot"))
+    });
+    Json(StatusJson {
+        status: Status::of(&app),
+        robots_test,
+    })
 }
 
 async fn page(

@@ -10,6 +10,7 @@ use crate::config::MAX_URLS_PER_FILE;
 use crate::crawlers::{Crawler, DayCount, Ledger};
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
+use super::tester::tested_url;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{page_file_name, Group, Readiness, Site};
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
@@ -118,6 +119,12 @@ pub struct RobotsAnswer {
     pub allowed: bool,
     /// `line 4: Disallow: /admin/`, or why nothing decided.
     pub decided_by: String,
+    /// The path (and query) the rules were matched against.
+    pub tested_path: Option<String>,
+    /// What the answer must say about the URL, e.g. that its host is not this site's.
+    pub note: Option<String>,
+    /// Why no verdict was given (a URL that is not http(s)); `allowed` means nothing then.
+    pub refused: Option<String>,
 }
 
 impl Status {
@@ -281,11 +288,27 @@ fn deliveries(app: &App) -> Deliveries {
     }
 }
 
-/// The verdict of `site`'s served robots.txt for `agent` fetching `url`.
+/// The verdict of `site`'s served robots.txt for `agent` fetching `url`: the path of `url` is
+/// tested, and the answer says so when `url` names another host; a URL that is not http(s)
+/// gets no verdict, only why.
 pub fn robots_answer(site: &Site, url: &str, agent: &str) -> RobotsAnswer {
+    let tested = match tested_url(url, site.base().host()) {
+        Ok(tested) => tested,
+        Err(refused) => {
+            return RobotsAnswer {
+                url: url.to_string(),
+                agent: agent.to_string(),
+                allowed: false,
+                decided_by: String::new(),
+                tested_path: None,
+                note: None,
+                refused: Some(refused.to_string()),
+            }
+        }
+    };
     let body = site.first().snapshot().robots.body.clone();
     let text = String::from_utf8_lossy(&body);
-    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(agent, url));
+    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(agent, &tested.path));
     let (allowed, decided_by) = match verdict {
         Ok(Verdict {
             allowed,
@@ -299,6 +322,9 @@ pub fn robots_answer(site: &Site, url: &str, agent: &str) -> RobotsAnswer {
         agent: agent.to_string(),
         allowed,
         decided_by,
+        tested_path: Some(tested.path),
+        note: tested.note,
+        refused: None,
     }
 }
 

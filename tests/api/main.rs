@@ -8,6 +8,7 @@ mod caching;
 mod cli;
 mod cms_views;
 mod crawlers;
+mod exposure;
 mod current;
 mod extensions;
 mod feed_checks;
