@@ -14,6 +14,7 @@ use url::Url;
 
 use crate::robots::Environment;
 
+mod admin_token;
 mod groups;
 mod notify;
 mod sites_file;
@@ -27,6 +28,7 @@ pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
 };
 use sites_file::read_sites_file;
+pub use admin_token::AdminToken;
 pub use sites_file::SiteConfig;
 use urls::redact_password;
 pub use urls::{BaseUrl, DatabaseKind, DatabaseUrl};
@@ -75,6 +77,8 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `ADMIN_BIND_ADDR`: where the status page listens; `None`: nowhere. Never `bind_addr`.
     pub admin_addr: Option<SocketAddr>,
+    /// `ADMIN_TOKEN`: required by the status page when set; needed to bind it beyond loopback.
+    pub admin_token: Option<AdminToken>,
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
@@ -169,7 +173,8 @@ impl Config {
         };
         Ok(Self {
             database_url: database_url(vars, defaults)?,
-            admin_addr: admin_addr(vars, bind_addr)?,
+            admin_addr: admin_addr(vars, bind_addr, AdminToken::from_vars(vars)?.is_some())?,
+            admin_token: AdminToken::from_vars(vars)?,
             bind_addr,
             page_size: parse_with(
                 vars,
@@ -367,7 +372,13 @@ fn default_groups(vars: &Vars) -> Result<Vec<GroupConfig>, ConfigError> {
 
 /// `ADMIN_BIND_ADDR`: a socket address other than the public one (the status page shows what
 /// the public must not see: skipped rows, crawler activity).
-fn admin_addr(vars: &Vars, public: SocketAddr) -> Result<Option<SocketAddr>, ConfigError> {
+/// Beyond loopback it needs `ADMIN_TOKEN`: a DNS-rebinding page or anyone on the network could
+/// read it otherwise.
+fn admin_addr(
+    vars: &Vars,
+    public: SocketAddr,
+    has_token: bool,
+) -> Result<Option<SocketAddr>, ConfigError> {
     const NAME: &str = "ADMIN_BIND_ADDR";
     let Some(raw) = vars.get(NAME) else {
         return Ok(None);
@@ -383,6 +394,14 @@ fn admin_addr(vars: &Vars, public: SocketAddr) -> Result<Option<SocketAddr>, Con
             NAME,
             raw,
             format!("an address other than BIND_ADDR ({public}): the status page is never public"),
+        ));
+    }
+    if !addr.ip().is_loopback() && !has_token {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            "a loopback address like 127.0.0.1:8081, or set ADMIN_TOKEN to require a token \
+             and listen beyond loopback",
         ));
     }
     Ok(Some(addr))

@@ -3,6 +3,7 @@
 //! dir). Acceptance tests run once per database (`on_each_database!`).
 
 mod admin;
+mod admin_exposure;
 mod audit;
 mod caching;
 mod cli;
