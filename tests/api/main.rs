@@ -8,6 +8,7 @@ mod audit;
 mod caching;
 mod cli;
 mod cms_views;
+mod connections;
 mod crawlers;
 mod exposure;
 mod current;
