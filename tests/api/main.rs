@@ -12,6 +12,7 @@ mod connections;
 mod crawlers;
 mod exposure;
 mod current;
+mod export;
 mod extensions;
 mod feed_checks;
 mod feeds;
