@@ -392,7 +392,9 @@ fn remove_stale_files() -> Result<Vec<PathBuf>, StartError> {
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry.file_type().is_ok_and(|t| t.is_file() || t.is_symlink());
+            let is_file = entry
+                .file_type()
+                .is_ok_and(|t| t.is_file() || t.is_symlink());
             if is_file && is_exported_name(&name) && !written.contains(&path) {
                 std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
                 removed.push(path);
@@ -464,7 +466,13 @@ mod tests {
         ] {
             assert!(is_exported_name(own), "{own}");
         }
-        for other in ["index.html", "robots.txt.bak", "my-sitemap.xml", "feed.json", ".htaccess"] {
+        for other in [
+            "index.html",
+            "robots.txt.bak",
+            "my-sitemap.xml",
+            "feed.json",
+            ".htaccess",
+        ] {
             assert!(!is_exported_name(other), "{other}");
         }
     }

@@ -52,7 +52,10 @@ pub async fn security_headers(request: Request, next: Next) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     // The token may be in the URL once (`/?token=`): never pass it on.
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
@@ -186,7 +189,13 @@ mod tests {
         ] {
             assert!(is_local_host(host, bind), "{host}");
         }
-        for host in ["evil.example", "evil.example:8081", "localhost.evil.example", "10.0.0.1:8081", ""] {
+        for host in [
+            "evil.example",
+            "evil.example:8081",
+            "localhost.evil.example",
+            "10.0.0.1:8081",
+            "",
+        ] {
             assert!(!is_local_host(host, bind), "{host}");
         }
     }

@@ -6,8 +6,8 @@
 pub mod access;
 mod audit;
 mod file;
-pub mod tester;
 pub mod status;
+pub mod tester;
 
 use std::sync::Arc;
 
@@ -183,10 +183,14 @@ async fn json(
     State((app, _)): State<AdminState>,
     Query(question): Query<RobotsQuestion>,
 ) -> Json<StatusJson> {
-    let robots_test = question.url.as_deref().filter(|u| !u.is_empty()).map(|url| {
-        let site = site_named(&app, question.site.as_deref());
-        robots_answer(site, url, question.agent.as_deref().unwrap_or("Googlebot"))
-    });
+    let robots_test = question
+        .url
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .map(|url| {
+            let site = site_named(&app, question.site.as_deref());
+            robots_answer(site, url, question.agent.as_deref().unwrap_or("Googlebot"))
+        });
     Json(StatusJson {
         status: Status::of(&app),
         robots_test,

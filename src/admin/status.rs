@@ -6,11 +6,11 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::tester::tested_url;
 use crate::config::MAX_URLS_PER_FILE;
 use crate::crawlers::{Crawler, DayCount, Ledger};
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
-use super::tester::tested_url;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{page_file_name, Group, Readiness, Site};
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};

@@ -14,7 +14,9 @@ pub struct TestedUrl {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TesterError {
-    #[error("only http and https URLs (or a path starting with /) can be tested, not a {scheme}: URL")]
+    #[error(
+        "only http and https URLs (or a path starting with /) can be tested, not a {scheme}: URL"
+    )]
     NotHttp { scheme: String },
     #[error("give a URL or a path to test")]
     Empty,
@@ -75,15 +77,25 @@ mod tests {
             assert_eq!(tested.path, "/x");
             let note = tested.note.expect("a note");
             assert!(note.contains("tested the path /x"), "{note}");
-            assert!(note.contains("the host evil.example is not this site's"), "{note}");
+            assert!(
+                note.contains("the host evil.example is not this site's"),
+                "{note}"
+            );
         }
     }
 
     #[test]
     fn urls_that_are_not_http_are_refused() {
-        for url in ["javascript:alert(1)", "ftp://www.example.com/x", "data:text/html,x"] {
+        for url in [
+            "javascript:alert(1)",
+            "ftp://www.example.com/x",
+            "data:text/html,x",
+        ] {
             assert!(
-                matches!(tested_url(url, "www.example.com"), Err(TesterError::NotHttp { .. })),
+                matches!(
+                    tested_url(url, "www.example.com"),
+                    Err(TesterError::NotHttp { .. })
+                ),
                 "{url}"
             );
         }

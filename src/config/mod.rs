@@ -20,6 +20,7 @@ mod notify;
 mod sites_file;
 mod urls;
 
+pub use admin_token::AdminToken;
 pub use groups::{
     is_group_name, is_news_language, GroupConfig, GroupKind, NewsPublication, NEWS_URLS_PER_FILE,
 };
@@ -28,7 +29,6 @@ pub use notify::{
     IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate, DEFAULT_INDEXNOW_ENDPOINT,
 };
 use sites_file::read_sites_file;
-pub use admin_token::AdminToken;
 pub use sites_file::SiteConfig;
 use urls::redact_password;
 pub use urls::{BaseUrl, DatabaseKind, DatabaseUrl};

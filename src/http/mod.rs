@@ -10,6 +10,7 @@ mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
+pub mod sources;
 
 use std::future::Future;
 use std::io;
@@ -49,6 +50,8 @@ pub struct App {
     pub cache_control: HeaderValue,
     /// `X-Robots-Tag` for every response (staging), or only documents (production).
     pub staging: bool,
+    /// Whether every group's source can be read, as `/readyz` last found it.
+    pub sources: sources::SourceCheck,
 }
 
 pub type AppState = Arc<App>;
@@ -234,12 +237,24 @@ impl App {
         }
     }
 
-    /// `/readyz`: 503 while the database is away or a site's first sweep is under way; 200
+    /// `/readyz`: 503 while the database is away, a group's source cannot be read (a dropped
+    /// view) or a site's first sweep is under way; 200
     /// once every site serves files, saying whether stored ones are still being verified.
     async fn readiness(&self) -> Response {
         if let Err(e) = self.site().first().store.ready().await {
             self.metrics.database_errors.inc();
             return HttpError::NotReady(e).into_response();
+        }
+        if let Err(reason) = self.sources.readable(&self.sites).await {
+            let mut response = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {reason}\n"),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return response;
         }
         let least = self.sites.iter().map(|site| site.readiness()).min();
         match least.unwrap_or(Readiness::Current) {

@@ -215,7 +215,10 @@ mod tests {
             route("/healthz", "/catalog/", None),
             Some(Route::Probe(Health))
         );
-        assert_eq!(route("/metrics", "/catalog/", None), Some(Route::Probe(Metrics)));
+        assert_eq!(
+            route("/metrics", "/catalog/", None),
+            Some(Route::Probe(Metrics))
+        );
         for probe in ["/catalog/metrics", "/catalog/healthz", "/catalog/readyz"] {
             assert_eq!(route(probe, "/catalog/", None), None, "{probe}");
         }

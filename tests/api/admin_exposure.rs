@@ -79,7 +79,10 @@ async fn the_status_page_beyond_loopback_needs_a_token() {
         &["ADMIN_BIND_ADDR", "0.0.0.0:18081", "ADMIN_TOKEN"],
     );
     refused(
-        &[("ADMIN_BIND_ADDR", "0.0.0.0:18081"), ("ADMIN_TOKEN", "short")],
+        &[
+            ("ADMIN_BIND_ADDR", "0.0.0.0:18081"),
+            ("ADMIN_TOKEN", "short"),
+        ],
         &["ADMIN_TOKEN"],
     );
 }
@@ -89,12 +92,8 @@ async fn with_a_token_the_status_page_answers_only_to_who_carries_it() {
     const TOKEN: &str = "0123456789abcdef0123456789abcdef";
     let db = sqlite_with_rows().await;
     let port = free_port();
-    let _serving = serve_with_status_page(
-        &db,
-        &format!("0.0.0.0:{port}"),
-        &[("ADMIN_TOKEN", TOKEN)],
-    )
-    .await;
+    let _serving =
+        serve_with_status_page(&db, &format!("0.0.0.0:{port}"), &[("ADMIN_TOKEN", TOKEN)]).await;
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     let none = get(url("/status.json"), &[]).send().await.unwrap();
     assert_eq!(none.status(), 401);
@@ -129,7 +128,11 @@ async fn with_a_token_the_status_page_answers_only_to_who_carries_it() {
         .await
         .unwrap();
     assert_eq!(with_cookie.status(), 200);
-    assert!(with_cookie.text().await.unwrap().contains("robots.txt tester"));
+    assert!(with_cookie
+        .text()
+        .await
+        .unwrap()
+        .contains("robots.txt tester"));
 }
 
 #[tokio::test]
@@ -183,5 +186,8 @@ async fn the_robots_tester_refuses_other_schemes_and_names_a_foreign_host() {
         .env("SITEMAP_BASE_URL", BASE)
         .output();
     let said = String::from_utf8_lossy(&cli.stdout);
-    assert!(said.contains("the host evil.example is not this site's"), "{said}");
+    assert!(
+        said.contains("the host evil.example is not this site's"),
+        "{said}"
+    );
 }

@@ -44,11 +44,17 @@ async fn connections_that_start_no_request_are_closed() {
     ];
     let waits: Vec<_> = openings
         .into_iter()
-        .map(|opening| tokio::task::spawn_blocking(move || (opening, closed_by_server(addr, opening))))
+        .map(|opening| {
+            tokio::task::spawn_blocking(move || (opening, closed_by_server(addr, opening)))
+        })
         .collect();
     for wait in waits {
         let (opening, closed) = wait.await.unwrap();
-        assert!(closed, "still open after {:?}", String::from_utf8_lossy(opening));
+        assert!(
+            closed,
+            "still open after {:?}",
+            String::from_utf8_lossy(opening)
+        );
     }
 }
 
@@ -90,7 +96,13 @@ async fn serve_with_256_descriptors(db: &TestDb) -> Limited {
     let url = &format!("http://{addr}/readyz");
     let up = eventually(
         "the server to answer /readyz",
-        move || async move { client.get(url).send().await.is_ok_and(|r| r.status() == 200) },
+        move || async move {
+            client
+                .get(url)
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == 200)
+        },
         |up| *up,
     )
     .await;

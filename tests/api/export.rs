@@ -42,7 +42,10 @@ async fn export_replaces_links_and_removes_an_earlier_layout(backend: Backend) {
 
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
     let robots = std::fs::symlink_metadata(out.join("robots.txt")).unwrap();
-    assert!(robots.file_type().is_file(), "robots.txt is a regular file now");
+    assert!(
+        robots.file_type().is_file(),
+        "robots.txt is a regular file now"
+    );
     assert!(std::fs::read_to_string(out.join("robots.txt"))
         .unwrap()
         .contains("Sitemap: https://www.example.com/sitemap_index.xml"));
@@ -66,5 +69,11 @@ async fn export_replaces_links_and_removes_an_earlier_layout(backend: Backend) {
             "sitemap_index.xml",
         ]
     );
-    assert_eq!(locs(&gunzip(&std::fs::read(out.join("sitemap-1.xml.gz")).unwrap())).len(), 5);
+    assert_eq!(
+        locs(&gunzip(
+            &std::fs::read(out.join("sitemap-1.xml.gz")).unwrap()
+        ))
+        .len(),
+        5
+    );
 }
