@@ -238,6 +238,7 @@ impl Service {
             cache_control: HeaderValue::from_str(&config.cache_control)
                 .unwrap_or(HeaderValue::from_static("public, max-age=300")),
             staging: config.environment == Environment::Staging,
+            sources: Default::default(),
         });
         Ok(Self {
             app,

@@ -182,7 +182,7 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
         })?;
     tracing::info!(addr = %config.bind_addr, base = %config.first_site().base_url.as_str(), sites = config.sites.len(), database = %config.database_url, "listening");
     if let Some(addr) = config.admin_addr {
-        serve_status_page(addr, &service).await?;
+        serve_status_page(addr, config.admin_token.clone(), &service).await?;
     }
     service.serve(listener, shutdown_signal()).await;
     Ok(0)
@@ -191,6 +191,7 @@ async fn serve(config: &Config) -> Result<i32, StartError> {
 /// The status page on its own listener (never the public one), for as long as the process.
 async fn serve_status_page(
     addr: std::net::SocketAddr,
+    token: Option<crate::config::AdminToken>,
     service: &app::Service,
 ) -> Result<(), StartError> {
     let listener = tokio::net::TcpListener::bind(addr)
@@ -199,9 +200,10 @@ async fn serve_status_page(
             addr: addr.to_string(),
             cause,
         })?;
-    let router = crate::admin::router(service.app.clone());
+    let access = crate::admin::access::Access { bind: addr, token };
+    let app = service.app.clone();
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
+        if let Err(e) = crate::admin::serve(listener, app, access).await {
             tracing::error!(error = %e, "the status page stopped");
         }
     });

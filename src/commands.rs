@@ -197,7 +197,17 @@ impl Tally {
 pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, StartError> {
     let site = config.first_site();
     let served = crate::robots::RobotsTxt::parse(&app::served_robots(config, site)?.body)?;
-    let path = path_of(url);
+    let tested = match crate::admin::tester::tested_url(url, site.base_url.host()) {
+        Ok(tested) => tested,
+        Err(refused) => {
+            eprintln!("robots test {url:?}: {refused}");
+            return Ok(2);
+        }
+    };
+    if let Some(note) = &tested.note {
+        println!("note: {note}");
+    }
+    let path = tested.path;
     // A crawler's name or whole User-Agent string answers for the token that crawler obeys.
     let registry = app::crawler_registry(config)?;
     let token = registry.robots_token(agent);
@@ -237,18 +247,6 @@ pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> 
     Ok(0)
 }
 
-/// Path and query of an absolute URL, or the value itself when it is already a path.
-fn path_of(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(u) => match u.query() {
-            Some(q) => format!("{}?{q}", u.path()),
-            None => u.path().to_string(),
-        },
-        Err(_) if url.starts_with('/') => url.to_string(),
-        Err(_) => format!("/{url}"),
-    }
-}
-
 /// Writes what the server serves, byte for byte, for static hosting: into DIR, or with
 /// SITEMAP_SITES_FILE into a tree that mirrors the URLs, one directory per host: each site's
 /// files in DIR/<sitemaps_url host>/<its path>/, its robots.txt in DIR/<base_url host>/.
@@ -264,6 +262,9 @@ pub async fn export(config: &Config, dir: &Path) -> Result<i32, StartError> {
             (dir.to_path_buf(), dir.to_path_buf())
         };
         export_site(site, &files_dir, &robots_dir).await?;
+    }
+    for stale in remove_stale_files()? {
+        println!("removed {} (not in this layout)", stale.display());
     }
     Ok(0)
 }
@@ -422,8 +423,74 @@ fn gunzip(gz: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Files this export wrote, so that those of an earlier layout can be told apart.
+static WRITTEN: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Writes `bytes` to a new temporary file beside `path`, then renames it over `path`: a static
+/// host serving the directory never sees half a file, and a symlink at `path` is replaced,
+/// its target untouched (the temporary file is created new, never through a link).
 fn write(path: &Path, bytes: &[u8]) -> Result<(), StartError> {
-    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+    use std::io::Write;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = path.with_file_name(format!(".{name}.{}{TEMPORARY}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let written = options.open(&temporary).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_data()
+    });
+    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
+    if let Err(e) = renamed {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(io_error(path, e));
+    }
+    WRITTEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(path.to_path_buf());
+    Ok(())
+}
+
+/// How a temporary file of [`write`] ends.
+const TEMPORARY: &str = ".sitemapd-tmp";
+
+/// Removes, from every directory this export wrote to, the files an earlier export wrote that
+/// this layout no longer lists: only names sitemapd writes, never anything else.
+fn remove_stale_files() -> Result<Vec<PathBuf>, StartError> {
+    let written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let dirs: std::collections::BTreeSet<&Path> =
+        written.iter().filter_map(|p| p.parent()).collect();
+    let mut removed = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir).map_err(|e| io_error(dir, e))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_file = entry
+                .file_type()
+                .is_ok_and(|t| t.is_file() || t.is_symlink());
+            if is_file && is_exported_name(&name) && !written.contains(&path) {
+                std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
+                removed.push(path);
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// The names `export` writes: sitemaps (`sitemap*.xml`, `.xml.gz`, `.txt`), the index,
+/// robots.txt, feeds and the stylesheet, and its own temporary files.
+fn is_exported_name(name: &str) -> bool {
+    let sitemap = name.starts_with("sitemap")
+        && [".xml", ".xml.gz", ".txt", ".xsl"]
+            .iter()
+            .any(|ext| name.ends_with(ext));
+    sitemap
+        || matches!(name, "robots.txt" | "feed.atom" | "feed.rss")
+        || (name.starts_with('.') && name.ends_with(TEMPORARY))
 }
 
 fn io_error(path: &Path, cause: std::io::Error) -> StartError {
@@ -463,6 +530,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_names_export_writes_are_ever_removed() {
+        for own in [
+            "robots.txt",
+            "sitemap_index.xml",
+            "sitemap.xml",
+            "sitemap-3.xml.gz",
+            "sitemap-posts-2.txt",
+            "sitemap.xsl",
+            "feed.atom",
+            ".robots.txt.42.sitemapd-tmp",
+        ] {
+            assert!(is_exported_name(own), "{own}");
+        }
+        for other in [
+            "index.html",
+            "robots.txt.bak",
+            "my-sitemap.xml",
+            "feed.json",
+            ".htaccess",
+        ] {
+            assert!(!is_exported_name(other), "{other}");
+        }
+    }
+
+    #[test]
     fn export_directories_mirror_the_urls() {
         let dir = Path::new("/out");
         let at = |url: &str| url_dir(dir, &BaseUrl::parse(url).unwrap());
@@ -475,12 +567,5 @@ mod tests {
             at("https://e.com/caf%C3%A9/a%2F..%2Fb/"),
             Path::new("/out/e.com/café/a%2F..%2Fb")
         );
-    }
-
-    #[test]
-    fn robots_test_takes_urls_or_paths() {
-        assert_eq!(path_of("https://e.com/a/b?x=1"), "/a/b?x=1");
-        assert_eq!(path_of("/a"), "/a");
-        assert_eq!(path_of("a"), "/a");
     }
 }

@@ -3,9 +3,11 @@
 //! deliveries, a robots.txt tester — and `/status.json` the same data. Server-rendered with
 //! minijinja, readable without JavaScript.
 
+pub mod access;
 mod audit;
 mod file;
 pub mod status;
+pub mod tester;
 
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ use axum::{Json, Router};
 use minijinja::{context, Environment};
 
 use crate::http::AppState;
-use status::{robots_answer, Status};
+use status::{robots_answer, RobotsAnswer, Status};
 
 const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");
 const TEMPLATE: &str = include_str!("../../templates/status.html");
@@ -33,6 +35,24 @@ pub fn router(app: AppState) -> Router {
         .route("/file", get(file_page))
         .route("/audit", get(audit_page))
         .with_state((app, templates))
+        .layer(axum::middleware::from_fn(access::security_headers))
+}
+
+/// The status page as `serve` runs it: [`router`] behind the Host or token check of `access`,
+/// on `listener` with the public side's connection limits (header timeout, idle limits).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: AppState,
+    access: access::Access,
+) -> std::io::Result<()> {
+    let router = access::guard(router(app), access);
+    crate::http::server::serve(
+        listener,
+        router,
+        crate::http::server::Limits::default(),
+        std::future::pending(),
+    )
+    .await
 }
 
 type AdminState = (AppState, Arc<Environment<'static>>);
@@ -153,8 +173,38 @@ fn html(rendered: Result<String, minijinja::Error>) -> Response {
     }
 }
 
-async fn json(State((app, _)): State<AdminState>) -> Json<Status> {
-    Json(Status::of(&app))
+/// The status page's data; with `?url=` (and `agent`, `site`), the tester's answer too.
+#[derive(serde::Serialize)]
+struct StatusJson {
+    #[serde(flatten)]
+    status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    robots_test: Option<RobotsAnswer>,
+}
+
+async fn json(
+    State((app, _)): State<AdminState>,
+    Query(question): Query<RobotsQuestion>,
+) -> Json<StatusJson> {
+    let robots_test = question
+        .url
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .map(|url| {
+            let site = site_named(&app, question.site.as_deref());
+            let agent = question
+                .user_agent
+                .as_deref()
+                .map(str::trim)
+                .filter(|ua| !ua.is_empty())
+                .or(question.agent.as_deref())
+                .unwrap_or("Googlebot");
+            robots_answer(site, app.ledger.registry(), url, agent)
+        });
+    Json(StatusJson {
+        status: Status::of(&app),
+        robots_test,
+    })
 }
 
 async fn page(

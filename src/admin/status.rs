@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::tester::tested_url;
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::http::ledger::ChangeTimes;
@@ -179,6 +180,12 @@ pub struct RobotsAnswer {
     pub allowed: bool,
     /// `line 4: Disallow: /admin/`, or why nothing decided.
     pub decided_by: String,
+    /// The path (and query) the rules were matched against.
+    pub tested_path: Option<String>,
+    /// What the answer must say about the URL, e.g. that its host is not this site's.
+    pub note: Option<String>,
+    /// Why no verdict was given (a URL that is not http(s)); `allowed` means nothing then.
+    pub refused: Option<String>,
 }
 
 impl Status {
@@ -438,12 +445,32 @@ fn deliveries(app: &App) -> Deliveries {
 
 /// The verdict of `site`'s served robots.txt for `agent` fetching `url`: `agent` is a registry
 /// crawler's name, a product token or a whole User-Agent string, mapped through the registry to
-/// the token that crawler would look for.
+/// the token that crawler would look for. The path of `url` is tested, and the answer says so
+/// when `url` names another host; a URL that is not http(s) gets no verdict, only why.
 pub fn robots_answer(site: &Site, registry: &Registry, url: &str, agent: &str) -> RobotsAnswer {
+    let token = registry.robots_token(agent);
+    let crawler = registry
+        .resolve(agent)
+        .map(|id| registry.get(id).name.clone());
+    let tested = match tested_url(url, site.base().host()) {
+        Ok(tested) => tested,
+        Err(refused) => {
+            return RobotsAnswer {
+                url: url.to_string(),
+                agent: agent.to_string(),
+                crawler,
+                token: token.to_string(),
+                allowed: false,
+                decided_by: String::new(),
+                tested_path: None,
+                note: None,
+                refused: Some(refused.to_string()),
+            }
+        }
+    };
     let body = site.first().snapshot().robots.body.clone();
     let text = String::from_utf8_lossy(&body);
-    let token = registry.robots_token(agent);
-    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(token, url));
+    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(token, &tested.path));
     let (allowed, decided_by) = match verdict {
         Ok(Verdict {
             allowed,
@@ -461,6 +488,9 @@ pub fn robots_answer(site: &Site, registry: &Registry, url: &str, agent: &str) -
         token: token.to_string(),
         allowed,
         decided_by,
+        tested_path: Some(tested.path),
+        note: tested.note,
+        refused: None,
     }
 }
 

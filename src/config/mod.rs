@@ -14,6 +14,7 @@ use url::Url;
 
 use crate::robots::Environment;
 
+mod admin_token;
 mod groups;
 mod llms;
 mod notify;
@@ -26,6 +27,7 @@ pub use crate::sitemap::{BaseUrl, MAX_URLS_PER_FILE};
 use crate::store::database_url::redact_password;
 pub use crate::store::database_url::{DatabaseKind, DatabaseUrl};
 pub use groups::{is_group_name, GroupConfig, GroupKind, NEWS_URLS_PER_FILE};
+pub use admin_token::AdminToken;
 use notify::notify_config;
 pub use notify::DEFAULT_INDEXNOW_ENDPOINT;
 pub use llms::group_llms;
@@ -76,6 +78,8 @@ pub struct Config {
     pub admin_addr: Option<SocketAddr>,
     /// `ACCESS_LOG_ADDR`: the UDP address the web server sends its access log to; `None`: off.
     pub access_log_addr: Option<SocketAddr>,
+    /// `ADMIN_TOKEN`: required by the status page when set; needed to bind it beyond loopback.
+    pub admin_token: Option<AdminToken>,
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
@@ -198,7 +202,8 @@ impl Config {
         Ok(Self {
             crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
             database_url: database_url(vars, defaults)?,
-            admin_addr: admin_addr(vars, bind_addr)?,
+            admin_addr: admin_addr(vars, bind_addr, AdminToken::from_vars(vars)?.is_some())?,
+            admin_token: AdminToken::from_vars(vars)?,
             access_log_addr: access_log_addr(vars)?,
             bind_addr,
             page_size: parse_with(
@@ -409,7 +414,13 @@ fn access_log_addr(vars: &Vars) -> Result<Option<SocketAddr>, ConfigError> {
 
 /// `ADMIN_BIND_ADDR`: a socket address other than the public one (the status page shows what
 /// the public must not see: skipped rows, crawler activity).
-fn admin_addr(vars: &Vars, public: SocketAddr) -> Result<Option<SocketAddr>, ConfigError> {
+/// Beyond loopback it needs `ADMIN_TOKEN`: a DNS-rebinding page or anyone on the network could
+/// read it otherwise.
+fn admin_addr(
+    vars: &Vars,
+    public: SocketAddr,
+    has_token: bool,
+) -> Result<Option<SocketAddr>, ConfigError> {
     const NAME: &str = "ADMIN_BIND_ADDR";
     let Some(raw) = vars.get(NAME) else {
         return Ok(None);
@@ -425,6 +436,14 @@ fn admin_addr(vars: &Vars, public: SocketAddr) -> Result<Option<SocketAddr>, Con
             NAME,
             raw,
             format!("an address other than BIND_ADDR ({public}): the status page is never public"),
+        ));
+    }
+    if !addr.ip().is_loopback() && !has_token {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            "a loopback address like 127.0.0.1:8081, or set ADMIN_TOKEN to require a token \
+             and listen beyond loopback",
         ));
     }
     Ok(Some(addr))

@@ -13,6 +13,9 @@ use crate::store::StoreError;
 pub enum HttpError {
     #[error("not found")]
     NotFound,
+    /// HTTP/1.1 without a Host header, or with more than one (RFC 9112, section 3.2).
+    #[error("bad Host header")]
+    BadHost,
     #[error("method not allowed")]
     MethodNotAllowed,
     #[error("could not answer")]
@@ -37,6 +40,10 @@ impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let (status, body) = match &self {
             Self::NotFound => (StatusCode::NOT_FOUND, "not found\n"),
+            Self::BadHost => (
+                StatusCode::BAD_REQUEST,
+                "bad request: exactly one Host header is required\n",
+            ),
             Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
             Self::FirstSweep => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -61,7 +68,7 @@ impl IntoResponse for HttpError {
             Self::Unavailable(_) | Self::NotReady(_) | Self::FirstSweep => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
-            Self::NotFound => {}
+            Self::NotFound | Self::BadHost => {}
         }
         response
     }

@@ -10,6 +10,7 @@ mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
+pub mod sources;
 
 use std::future::Future;
 use std::io;
@@ -19,7 +20,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Version};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures::stream::StreamExt;
@@ -51,6 +52,8 @@ pub struct App {
     pub cache_control: HeaderValue,
     /// `X-Robots-Tag` for every response (staging), or only documents (production).
     pub staging: bool,
+    /// Whether every group's source can be read, as `/readyz` last found it.
+    pub sources: sources::SourceCheck,
 }
 
 pub type AppState = Arc<App>;
@@ -73,9 +76,14 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let (site, route) = app.resolve(request.headers(), &path);
+    let host = request_host(&request);
+    let (site, route) = match host {
+        Ok(host) => app.resolve(host, &path),
+        Err(_) => (None, None),
+    };
     let logged_site = site.clone();
     let response = match route {
+        _ if host.is_err() => Err(HttpError::BadHost),
         None => Err(HttpError::NotFound),
         Some(_) if method != Method::GET && method != Method::HEAD => {
             Err(HttpError::MethodNotAllowed)
@@ -110,6 +118,25 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     response.map(|body| log.wrap(body))
 }
 
+/// The host a request names: the URI's authority when it has one (HTTP/2's `:authority`, or an
+/// absolute-form HTTP/1.1 target, which RFC 9112 says wins over Host), else its one Host
+/// header. HTTP/1.1 without a Host header, or any request with two, is malformed.
+fn request_host(request: &Request) -> Result<Option<&str>, HttpError> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let header = hosts.next();
+    if hosts.next().is_some() {
+        return Err(HttpError::BadHost);
+    }
+    if let Some(authority) = request.uri().authority() {
+        return Ok(Some(authority.as_str()));
+    }
+    match header {
+        Some(value) => Ok(value.to_str().ok()),
+        None if request.version() == Version::HTTP_11 => Err(HttpError::BadHost),
+        None => Ok(None),
+    }
+}
+
 /// Whether the client wants the body or only the headers (HEAD).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wanted {
@@ -123,13 +150,12 @@ impl App {
         &self.sites[0]
     }
 
-    /// The site and file a request is for, by its Host header and path: robots.txt and the
+    /// The site and file a request is for, by its host ([`request_host`]) and path: robots.txt and the
     /// IndexNow key file on the host of a site's base URL, its other files under its sitemaps
     /// URL (host and mount path). When requests are not routed by host, the one site answers
     /// any Host. Otherwise a Host no site names gets the operational endpoints only. URLs in
     /// bodies still come from configuration.
-    fn resolve(&self, headers: &HeaderMap, path: &str) -> (Option<Arc<Site>>, Option<Route>) {
-        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    fn resolve(&self, host: Option<&str>, path: &str) -> (Option<Arc<Site>>, Option<Route>) {
         let names =
             |url: &BaseUrl| !self.routed_by_host || host.is_some_and(|h| url.is_named_by(h));
         let key_file = self.indexnow_key_file.as_deref();
@@ -216,12 +242,24 @@ impl App {
         }
     }
 
-    /// `/readyz`: 503 while the database is away or a site's first sweep is under way; 200
+    /// `/readyz`: 503 while the database is away, a group's source cannot be read (a dropped
+    /// view) or a site's first sweep is under way; 200
     /// once every site serves files, saying whether stored ones are still being verified.
     async fn readiness(&self) -> Response {
         if let Err(e) = self.site().first().store.ready().await {
             self.metrics.database_errors.inc();
             return HttpError::NotReady(e).into_response();
+        }
+        if let Err(reason) = self.sources.readable(&self.sites).await {
+            let mut response = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {reason}\n"),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return response;
         }
         let least = self.sites.iter().map(|site| site.readiness()).min();
         match least.unwrap_or(Readiness::Current) {

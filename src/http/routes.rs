@@ -9,7 +9,9 @@ pub enum Route {
     Probe(Probe),
 }
 
-/// The operational endpoints, at the root whatever the Host, and under each mount path.
+/// The operational endpoints, at the root whatever the Host, and never under a mount path (a
+/// proxy that forwards a site's mount path must not make `/metrics`, which names every site,
+/// public).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Probe {
     Health,
@@ -57,7 +59,7 @@ pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Rout
 }
 
 /// What `path` names among the files published at `files` (the mount path of the sitemaps
-/// URL): sitemaps, feeds, the stylesheet, and the operational endpoints. File names hold no
+/// URL): sitemaps, feeds and the stylesheet. File names hold no
 /// `/`, so a path names a file of exactly one mount path even when mount paths nest.
 /// `group` gives the position of the group a file name names (`None`: the unnamed group), if
 /// the site has it.
@@ -74,7 +76,7 @@ pub fn file_route(
         "feed.atom" => File::FeedAtom,
         "feed.rss" => File::FeedRss,
         "sitemap.xsl" => File::Stylesheet,
-        _ => return operational(name).or_else(|| page(name, group).map(Route::File)),
+        _ => return page(name, group).map(Route::File),
     };
     Some(Route::File(file))
 }
@@ -218,9 +220,12 @@ mod tests {
             Some(Route::Probe(Health))
         );
         assert_eq!(
-            route("/catalog/metrics", "/catalog/", None),
+            route("/metrics", "/catalog/", None),
             Some(Route::Probe(Metrics))
         );
+        for probe in ["/catalog/metrics", "/catalog/healthz", "/catalog/readyz"] {
+            assert_eq!(route(probe, "/catalog/", None), None, "{probe}");
+        }
         assert_eq!(route("/catalog/other", "/catalog/", None), None);
     }
 

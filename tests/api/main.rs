@@ -3,15 +3,19 @@
 //! dir). Acceptance tests run once per database (`on_each_database!`).
 
 mod admin;
+mod admin_exposure;
 mod audit;
 mod bad_values;
 mod caching;
 mod cli;
 mod cms_views;
+mod connections;
 mod crawl_log;
 mod crawlers;
 mod current;
 mod docs;
+mod export;
+mod exposure;
 mod extensions;
 mod feed_checks;
 mod feeds;
@@ -29,6 +33,7 @@ mod replicas;
 mod registry;
 mod redefined_view;
 mod policy;
+mod readiness;
 mod requests;
 mod robots;
 mod serving;
