@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use super::tester::tested_url;
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
-use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{page_file_name, Group, Readiness, Site};
+use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use super::groups::{check_group, GroupConfig, GroupKind};
 use super::robots::{with_entry, RobotsEntry, SiteRobots};
-use crate::sitemap::publication::{is_news_language, NewsPublication};
 use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
 use crate::crawlers::registry::Registry;
+use crate::sitemap::publication::{is_news_language, NewsPublication};
 
 /// What differs between the sites one process serves.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -382,8 +382,11 @@ impl Sweeper {
         let store = &self.group.store;
         for _attempt in 0..SWEEP_TRIES {
             let stored = store.load_state(&self.group.key).await?;
-            let stored_boundaries: Vec<(i64, i64)> =
-                stored.pages.iter().map(|p| (p.page_no, p.first_id)).collect();
+            let stored_boundaries: Vec<(i64, i64)> = stored
+                .pages
+                .iter()
+                .map(|p| (p.page_no, p.first_id))
+                .collect();
             if !stored.is_empty() && stored_boundaries != started_from.boundaries() {
                 return Ok(Saved::BoundariesMoved);
             }
