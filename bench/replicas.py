@@ -61,7 +61,7 @@ def run(name, n, replicas):
         step = max(n // UPDATES, 1)
         for i in range(UPDATES):
             row = 1 + i * step
-            file = scale.file_of(name, scale.TABLE_BASE, row)
+            file = scale.file_of(name, scale.TABLE_BASE + "/", row)
             etags = [s.etag(file) for s in servers]
             scale.sql(name, f"UPDATE sitemap_entries SET lastmod = now() WHERE id = {row}"
                       if scale.DB_KIND == "postgres" else
