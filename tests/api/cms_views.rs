@@ -29,6 +29,8 @@ async fn create_view(db: &TestDb, view: &str) {
 const WP_POSTS: &str = "CREATE TABLE wp_posts (
     ID bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
     post_date datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+    post_title text NOT NULL DEFAULT '',
+    post_excerpt text NOT NULL DEFAULT '',
     post_modified_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
     post_status varchar(20) NOT NULL DEFAULT 'publish',
     post_password varchar(255) NOT NULL DEFAULT '',
@@ -246,6 +248,7 @@ const WP_SITE: &str = "CREATE TABLE wp_posts (
     post_date datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
     post_date_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
     post_title text NOT NULL,
+    post_excerpt text NOT NULL DEFAULT '',
     post_modified_gmt datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
     post_status varchar(20) NOT NULL DEFAULT 'publish',
     post_password varchar(255) NOT NULL DEFAULT '',
@@ -267,6 +270,7 @@ const WP_SITE: &str = "CREATE TABLE wp_posts (
     term_taxonomy_id bigint(20) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
     term_id bigint(20) unsigned NOT NULL DEFAULT 0,
     taxonomy varchar(32) NOT NULL DEFAULT '',
+    description longtext NOT NULL DEFAULT '',
     parent bigint(20) unsigned NOT NULL DEFAULT 0,
     count bigint(20) NOT NULL DEFAULT 0
   ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_520_ci;
