@@ -180,8 +180,14 @@ impl Service {
             Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
         );
         let mut sites = Vec::with_capacity(prepared.len());
+        let mut policies = Vec::with_capacity(prepared.len());
         let mut sweepers = Vec::new();
         for (site_config, robots) in prepared {
+            policies.push(robots::summary(
+                site_config.robots.policy.as_ref(),
+                &robots.rules,
+                &crawlers,
+            ));
             let mut groups = Vec::with_capacity(site_config.groups.len());
             for group_config in &site_config.groups {
                 let settings = group_settings(config, site_config, group_config, &robots);
@@ -211,8 +217,7 @@ impl Service {
                     addr,
                     sites.clone(),
                     config.routed_by_host,
-                    // The built-in registry until the service holds the one CRAWLERS_FILE extends.
-                    Arc::new(crate::crawlers::Registry::builtin()),
+                    crawlers.clone(),
                     metrics.crawl_log.clone(),
                 )
                 .await?;
@@ -239,6 +244,7 @@ impl Service {
                 .unwrap_or(HeaderValue::from_static("public, max-age=300")),
             staging: config.environment == Environment::Staging,
             sources: Default::default(),
+            policies,
         });
         Ok(Self {
             app,

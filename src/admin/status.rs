@@ -42,6 +42,8 @@ pub struct SiteStatus {
     pub base_url: String,
     pub index_url: String,
     pub readiness: &'static str,
+    /// The crawler policy: per purpose its rule and crawlers, and whether each may fetch `/`.
+    pub policy: Option<crate::robots::PolicySummary>,
     /// Which replica keeps the site's files current (holds its lease), as far as this one knows.
     pub kept_current_by: Option<crate::site::Keeper>,
     pub groups: Vec<GroupStatus>,
@@ -198,7 +200,12 @@ impl Status {
             .flat_map(|c| c.per_day.iter().map(|d| d.requests))
             .max()
             .unwrap_or_default();
-        let mut sites: Vec<SiteStatus> = app.sites.iter().map(|site| site_status(site)).collect();
+        let mut sites: Vec<SiteStatus> = app
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, site)| site_status(site, app.policies.get(i).cloned()))
+            .collect();
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
@@ -214,7 +221,7 @@ impl Status {
     }
 }
 
-fn site_status(site: &Site) -> SiteStatus {
+fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> SiteStatus {
     let mut groups: Vec<GroupStatus> = site.groups.iter().map(|g| group_status(g)).collect();
     let files: usize = groups.iter().map(|g| g.files.len()).sum();
     if let (Some(finding), Some(first)) = (index_near_limit(files), groups.first_mut()) {
@@ -225,6 +232,7 @@ fn site_status(site: &Site) -> SiteStatus {
         index_url: site.files().file_url("sitemap_index.xml"),
         readiness: readiness(site.readiness()),
         kept_current_by: site.keeper(),
+        policy,
         groups,
         llms_url: site.first().llms.as_ref().and_then(|_| {
             let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;

@@ -54,6 +54,8 @@ pub struct App {
     pub staging: bool,
     /// Whether every group's source can be read, as `/readyz` last found it.
     pub sources: sources::SourceCheck,
+    /// Each site's crawler policy as the status page shows it, in the order of `sites`.
+    pub policies: Vec<crate::robots::PolicySummary>,
 }
 
 pub type AppState = Arc<App>;

@@ -31,10 +31,18 @@ impl Store {
                 conn: s.pool.acquire().await?.detach(),
                 key: hash as i64,
             },
-            Store::Mysql(s) => LeaseConnection::Mysql {
-                conn: s.pool.acquire().await?.detach(),
-                name: format!("sitemapd-{hash:016x}"),
-            },
+            Store::Mysql(s) => {
+                let mut conn = s.pool.acquire().await?.detach();
+                // GET_LOCK names are server-wide: the database's name goes in, so two
+                // deployments on one server (or two tests) never share a lease.
+                let name: String = sqlx::query_scalar(
+                    "SELECT CONCAT('sitemapd-', MD5(CONCAT(IFNULL(DATABASE(), ''), ' ', ?)))",
+                )
+                .bind(format!("{hash:016x}"))
+                .fetch_one(&mut conn)
+                .await?;
+                LeaseConnection::Mysql { conn, name }
+            }
             Store::Sqlite(_) => LeaseConnection::Single,
         })
     }

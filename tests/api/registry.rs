@@ -402,3 +402,53 @@ fn section<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     let rest = &text[from..];
     &rest[..rest.find(end).unwrap_or(rest.len())]
 }
+
+/// The status page shows the policy: per purpose its rule and crawlers, the rule each crawler
+/// gets (its own replacing its purpose's) and whether the compiled robots.txt lets it fetch `/`.
+#[tokio::test]
+async fn the_status_page_shows_the_policy_per_purpose_and_what_each_crawler_may_fetch() {
+    let db = TestDb::on(Backend::Sqlite).await;
+    db.migrate().await;
+    let policy = "ai-training=disallow,GPTBot=disallow:/premium/";
+    let app = spawn_app(&db.url, &[("ROBOTS_POLICY", policy)]).await;
+    let admin = status_page(&app).await;
+    let status = status_json(&admin).await;
+    let summary = &status["sites"][0]["policy"];
+    assert!(
+        summary["policy"].as_str().unwrap().contains("GPTBot"),
+        "{summary}"
+    );
+    let purpose = |name: &str| {
+        summary["purposes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["purpose"] == name)
+            .unwrap_or_else(|| panic!("purpose {name} in {summary}"))
+            .clone()
+    };
+    let crawler = |purpose: &Value, name: &str| {
+        purpose["crawlers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {purpose}"))
+            .clone()
+    };
+    let training = purpose("ai-training");
+    assert_eq!(training["rule"], "disallow");
+    assert_eq!(crawler(&training, "CCBot")["may_fetch_root"], false);
+    let gptbot = crawler(&training, "GPTBot");
+    assert_eq!(gptbot["own_rule"], true, "{gptbot}");
+    assert_eq!(gptbot["may_fetch_root"], true, "{gptbot}");
+    assert_eq!(
+        crawler(&purpose("search"), "Googlebot")["may_fetch_root"],
+        true
+    );
+    let html = page_text(admin.clone()).await;
+    assert!(
+        html.contains("Crawler policy") && html.contains("CCBot"),
+        "{html}"
+    );
+}
