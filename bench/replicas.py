@@ -48,7 +48,7 @@ def run(name, n, replicas):
     scale.clear_state(name)
     if scale.DB_KIND != "postgres":
         scale.sql(name, "SET GLOBAL userstat = 1", admin=True)
-    servers = [scale.Server(name, scale.TABLE_BASE, {"SITEMAP_REFRESH_SECS": "60"})
+    servers = [scale.Server(name, scale.TABLE_BASE, {"SITEMAP_REFRESH_SECS": "60", "REPLICA_LEASE": "on"})
                for _ in range(replicas)]
     try:
         for s in servers:

@@ -147,6 +147,8 @@ pub struct Service {
     pub sweepers: Vec<Arc<Sweeper>>,
     pub notifier: Arc<Notifier>,
     refresh: Duration,
+    /// Whether replicas share the work through a per-site lease (`REPLICA_LEASE`).
+    replica_lease: bool,
     /// The crawl log's tasks, stopped with the service.
     _crawl_log: Option<crate::crawllog::CrawlLogTasks>,
     limits: http::server::Limits,
@@ -251,6 +253,7 @@ impl Service {
             sweepers,
             notifier,
             refresh: config.refresh,
+            replica_lease: config.replica_lease,
             _crawl_log: crawl_log_tasks,
             limits: http::server::Limits {
                 request: config.request_timeout,
@@ -270,7 +273,10 @@ impl Service {
     ) {
         // Sweeps stop with the server, also when this future is dropped, and the leases
         // with them (another replica takes over at once).
-        let mut tasks = self.share_with_replicas();
+        let mut tasks = match self.replica_lease {
+            true => self.share_with_replicas(),
+            false => Vec::new(),
+        };
         tasks.extend(
             self.sweepers
                 .iter()

@@ -83,6 +83,9 @@ pub struct Config {
     pub page_size: usize,
     pub cache_control: String,
     pub refresh: Duration,
+    /// `REPLICA_LEASE`: whether replicas share the work through a per-site lease (one keeps the
+    /// files current, the others follow the stored state).
+    pub replica_lease: bool,
     pub environment: Environment,
     pub extra_sitemaps: Vec<String>,
     pub check_agents: Vec<String>,
@@ -293,6 +296,13 @@ impl Config {
             routed_by_host: sites_file.is_some(),
             sites,
             notify: notify_config(vars)?,
+            replica_lease: parse_with(vars, "REPLICA_LEASE", "off", "on or off", |v| {
+                match v.to_ascii_lowercase().as_str() {
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    _ => None,
+                }
+            })?,
             stylesheet: parse_with(
                 vars,
                 "SITEMAP_STYLESHEET",

@@ -18,6 +18,7 @@ async fn replica(db: &TestDb) -> Serving {
         .env("DATABASE_URL", &db.url)
         .env("SITEMAP_PAGE_SIZE", "50")
         .env("SITEMAP_REFRESH_SECS", "5")
+        .env("REPLICA_LEASE", "on")
         .env("RUST_LOG", "error")
         .serve()
         .await
