@@ -56,15 +56,6 @@ impl SiteLease {
         (Self { holding, replica }, task)
     }
 
-    /// A lease this replica always holds (tests and single-process use).
-    pub fn always(replica: &str) -> Self {
-        let (_, holding) = watch::channel(Some(true));
-        Self {
-            holding,
-            replica: replica.into(),
-        }
-    }
-
     pub fn holds(&self) -> bool {
         *self.holding.borrow() == Some(true)
     }

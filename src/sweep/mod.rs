@@ -415,11 +415,6 @@ impl Sweeper {
         self.lease.get().cloned()
     }
 
-    /// Whether `stored` was laid out under this group's settings.
-    fn made_under_our_settings(&self, stored: &SavedState) -> bool {
-        made_under(stored, &self.group)
-    }
-
     fn install_stored(&self, stored: &SavedState) {
         let next = self
             .group
@@ -431,7 +426,7 @@ impl Sweeper {
 
 /// Whether `stored` was laid out under `group`'s settings: files laid out under others (another
 /// page size, other rules) are not served, as they may break the new limits.
-fn made_under(stored: &SavedState, group: &Group) -> bool {
+pub(super) fn made_under(stored: &SavedState, group: &Group) -> bool {
     stored
         .file(SETTINGS_FILE)
         .is_some_and(|f| f.fingerprint == group.settings.fingerprint)

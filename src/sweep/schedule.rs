@@ -125,7 +125,7 @@ impl Sweeper {
                 Ok(version) if seen != Some(version) => {
                     match group.store.load_state(&group.key).await {
                         Ok(stored) if stored.is_empty() => seen = Some(version),
-                        Ok(stored) if !self.made_under_our_settings(&stored) => {
+                        Ok(stored) if !super::made_under(&stored, group) => {
                             return Followed::OtherSettings;
                         }
                         Ok(stored) => {

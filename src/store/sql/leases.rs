@@ -8,6 +8,9 @@ use sqlx::Row;
 use super::super::{IdRange, StoreError};
 use super::impl_sql;
 
+/// The row of a site (or group) in `sitemapd_leases`, made the first time it is needed.
+const LEASE_ROW: &str = "sitemapd_leases (site, version) VALUES (?, 0)";
+
 impl_sql! {
     /// The version of `key`'s stored state: 0 before its first save.
     pub async fn state_version(&self, key: &str) -> Result<i64, StoreError> {
@@ -95,12 +98,10 @@ where
         conn: &mut DB::Connection,
         key: &str,
     ) -> Result<(), sqlx::Error> {
-        sqlx::query::<DB>(&DB::placeholders(&DB::insert_ignoring(
-            "sitemapd_leases (site, version) VALUES (?, 0)",
-        )))
-        .bind(key)
-        .execute(&mut *conn)
-        .await?;
+        sqlx::query::<DB>(&DB::placeholders(&DB::insert_ignoring(LEASE_ROW)))
+            .bind(key)
+            .execute(&mut *conn)
+            .await?;
         sqlx::query::<DB>(&DB::placeholders(
             "UPDATE sitemapd_leases SET version = version + 1 WHERE site = ?",
         ))
@@ -114,12 +115,10 @@ where
     where
         for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
     {
-        sqlx::query::<DB>(&DB::placeholders(&DB::insert_ignoring(
-            "sitemapd_leases (site, version) VALUES (?, 0)",
-        )))
-        .bind(site)
-        .execute(pool)
-        .await?;
+        sqlx::query::<DB>(&DB::placeholders(&DB::insert_ignoring(LEASE_ROW)))
+            .bind(site)
+            .execute(pool)
+            .await?;
         Ok(())
     }
 }
