@@ -58,3 +58,4 @@ pub mod sitemap;
 pub mod store;
 pub mod stylesheet;
 pub mod sweep;
+pub mod verify;

@@ -20,6 +20,7 @@ mod llms;
 mod notify;
 mod robots;
 mod sites_file;
+mod verify;
 
 pub use crate::notify::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
 pub use crate::sitemap::publication::{is_news_language, NewsPublication};
@@ -114,6 +115,10 @@ pub struct Config {
     /// `CRAWLERS_FILE`: a crawler registry that extends or overrides the built-in one (read and
     /// checked when the service starts).
     pub crawlers_file: Option<PathBuf>,
+    /// `CRAWLER_VERIFY` and `DNS_SERVER`: how crawlers' claims are checked.
+    pub verify: crate::verify::VerifySettings,
+    /// `TRUSTED_PROXIES`: the peers whose forwarding headers give the client address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -204,6 +209,8 @@ impl Config {
         };
         Ok(Self {
             crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
+            verify: verify::verify_settings(vars)?,
+            trusted_proxies: verify::trusted_proxies(vars)?,
             database_url: database_url(vars, defaults)?,
             admin_addr: admin_addr(vars, bind_addr, AdminToken::from_vars(vars)?.is_some())?,
             admin_token: AdminToken::from_vars(vars)?,

@@ -16,8 +16,10 @@
 
 mod recent;
 pub mod registry;
+mod trust;
 
 pub use registry::{CrawlerId, CrawlerInfo, Purpose, Registry, RegistryError};
+pub use trust::Trust;
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 

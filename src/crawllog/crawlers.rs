@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::crawlers::{CrawlerId, Purpose, Registry};
+use crate::crawlers::{CrawlerId, Purpose, Registry, Trust};
 
 /// A crawler the crawl log keeps (cheap to clone).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,24 +58,6 @@ impl Crawlers {
         self.known
             .iter()
             .filter(|k| k.search && self.registry.get(k.id).fetches())
-    }
-}
-
-/// What a request's client address says of the crawler its User-Agent claims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Trust {
-    Verified,
-    Unverified,
-    Forged,
-}
-
-impl Trust {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trust::Verified => "verified",
-            Trust::Unverified => "unverified",
-            Trust::Forged => "forged",
-        }
     }
 }
 
