@@ -4,6 +4,9 @@
 # server block that includes deploy/nginx/sitemapd-locations.conf (and so sitemapd-proxy.conf)
 # exactly as shipped, plus the things a PHP site typically has that must not get in the way
 # (gzip on for XML and text, a regex rule for static .xml/.gz/.txt files, a PHP stand-in).
+# Then the same nginx restarted for more runs: sitemapd under a mount path with the shipped
+# sitemapd-mount.conf, two hosts of a sites file (a server block each), and the client-address
+# headers the shipped proxy settings send (against a header-echo upstream).
 #
 # Usage: scripts/nginx-check.sh
 #   SITEMAPD_BIN=path  use this binary instead of building target/release/sitemapd
@@ -27,17 +30,18 @@ say "using $("$NGINX" -v 2>&1)"
 
 # ---------------------------------------------------------------- nginx
 
-nginx_prefix "$TMP/nginx" sitemapd-locations.conf sitemapd-proxy.conf sitemapd-staging.conf
+nginx_prefix "$TMP/nginx" sitemapd-locations.conf sitemapd-proxy.conf sitemapd-staging.conf sitemapd-mount.conf
 
-# site_server PORT [INCLUDE]: the test site's server block, with an extra include (staging).
+# site_server PORT LOCATIONS [SERVER_NAME [INCLUDE]]: the test site's server block, including the
+# shipped LOCATIONS file, with an extra include (staging).
 site_server() {
   cat <<EOF
     server {
         listen 127.0.0.1:$1;
-        server_name localhost;
-${2:+        include $2;}
+        server_name ${3:-localhost};
+${4:+        include $4;}
 
-        include snippets/sitemapd-locations.conf;
+        include snippets/$2;
 
         # A static-file rule that must not take the sitemapd paths.
         location ~* \.(xml|gz|txt)\$ {
@@ -56,12 +60,15 @@ ${2:+        include $2;}
 EOF
 }
 
-{
-  nginx_main
-  echo "daemon off;"
-  echo "http {"
-  nginx_http
-  cat <<EOF
+# front_config MODE PORT: conf/nginx.conf for MODE (root: the site and its staging copy; mount:
+# sitemapd-mount.conf; hosts: a server block per host; echo: the root site), upstream on PORT.
+front_config() {
+  {
+    nginx_main
+    echo "daemon off;"
+    echo "http {"
+    nginx_http
+    cat <<EOF
     # What a PHP site often has server-wide; the sitemapd locations must override it.
     gzip on;
     gzip_proxied any;
@@ -70,12 +77,25 @@ EOF
     expires 30d;
 
 EOF
-  nginx_upstream "$SP"
-  echo
-  site_server "$FP"
-  site_server "$SG" snippets/sitemapd-staging.conf
-  echo "}"
-} >"$NG/conf/nginx.conf"
+    nginx_upstream "$2"
+    echo
+    case $1 in
+    root)
+      site_server "$FP" sitemapd-locations.conf
+      site_server "$SG" sitemapd-locations.conf localhost snippets/sitemapd-staging.conf
+      ;;
+    mount) site_server "$FP" sitemapd-mount.conf ;;
+    hosts)
+      site_server "$FP" sitemapd-locations.conf "$HOST_A"
+      site_server "$FP" sitemapd-locations.conf "$HOST_B"
+      ;;
+    echo) site_server "$FP" sitemapd-locations.conf ;;
+    esac
+    echo "}"
+  } >"$NG/conf/nginx.conf"
+  nginx_t nginx.conf
+}
+FRONT_CMD=("$NGINX" "${NGINX_OPTS[@]}" -c conf/nginx.conf)
 
 # The example site (deploy/nginx/sitemapd.conf) verbatim, syntax only: nginx -t binds nothing.
 printf 'fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n' >"$NG/conf/snippets/fastcgi-php.conf"
@@ -88,12 +108,12 @@ printf 'fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n' >"$
 } >"$NG/conf/example.conf"
 check "nginx -t accepts the example site deploy/nginx/sitemapd.conf" nginx_t example.conf
 
-if nginx_t nginx.conf; then
+if front_config root "$SP"; then
   pass "nginx -t accepts the test server including sitemapd-locations.conf"
 else
   abort "nginx -t accepts the test server including sitemapd-locations.conf"
 fi
-FRONT_LOG=$NG/logs/error.log start_front "$NGINX" "${NGINX_OPTS[@]}" -c conf/nginx.conf
+FRONT_LOG=$NG/logs/error.log start_front "${FRONT_CMD[@]}"
 
 # ---------------------------------------------------------------- checks
 
@@ -107,6 +127,13 @@ check "/sitemap-0.xml reaches sitemapd and gets its 404 (got $s)" eq "$s" 404
 # shellcheck source=lib/enforce-check.sh
 . "$ROOT/scripts/lib/enforce-check.sh"
 enforce_checks
+
+# ---------------------------------------------------------------- mount path, two hosts, client address
+# sitemapd under /catalog/ with the shipped sitemapd-mount.conf; two hosts of a sites file, a
+# server block each with sitemapd-locations.conf; the shipped proxy settings in front of a
+# header-echo upstream (lib/front-check.sh: more_runs).
+FRONT_LOG=$NG/logs/error.log
+more_runs
 
 summary
 [ "$failed" = 0 ]

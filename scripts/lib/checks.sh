@@ -71,12 +71,12 @@ sitemapd_bin() {
 
 # ---------------------------------------------------------------- processes, ports, URLs
 
-stop_pid() { # stop_pid PID: TERM, up to 10 s, then KILL; only the processes started here
-  local pid=$1
+stop_pid() { # stop_pid PID: TERM, up to 30 s, then KILL; only the processes started here
+  local pid=$1 end=$((SECONDS + 30))
   [ -n "$pid" ] || return 0
   kill -0 "$pid" 2>/dev/null || return 0
   kill -TERM "$pid" 2>/dev/null
-  for _ in $(seq 1 50); do
+  while [ "$SECONDS" -lt "$end" ]; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
@@ -100,12 +100,15 @@ free_port() { # a loopback port nothing listens on, other than the ones given
 }
 
 CURL=(curl -sS --noproxy '*' --max-time 30)
-wait_http() { # wait_http URL SECONDS PID: until URL answers 200, the process dies, or time is up
-  local url=$1 secs=$2 pid=$3
-  for _ in $(seq 1 $((secs * 4))); do
+# wait_http URL SECONDS PID: until URL answers 200, the process dies, or SECONDS of wall time
+# have passed (polled; each try is bounded, so a busy machine costs tries, never the deadline's
+# meaning). WAIT_SCALE (default 1) multiplies every deadline, for very slow machines.
+wait_http() {
+  local url=$1 pid=$3 end=$((SECONDS + $2 * ${WAIT_SCALE:-1}))
+  while :; do
     kill -0 "$pid" 2>/dev/null || return 1
-    [ "$("${CURL[@]}" --max-time 2 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
+    [ "$("${CURL[@]}" --max-time 5 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.25
   done
-  return 1
 }

@@ -46,7 +46,7 @@ enforce_start() {
   "$@" >"$TMP/enforce-$FRONT.out" 2>&1 &
   ENFORCE_PID=$!
   trap 'stop_pid "$ENFORCE_PID"; cleanup' EXIT
-  if wait_http "$url/robots.txt" 15 "$ENFORCE_PID"; then
+  if wait_http "$url/robots.txt" 60 "$ENFORCE_PID"; then
     pass "enforce ($FRONT): the server with the snippet is up on $url"
     return 0
   fi
@@ -140,7 +140,7 @@ $modules
     Include "$AP/sitemapd.conf"
 </VirtualHost>
 CONF
-  if timeout 30 "$APACHE" -t -f "$dir/apache/httpd.conf" 2>"$TMP/enforce-apache-t.err"; then
+  if timeout 120 "$APACHE" -t -f "$dir/apache/httpd.conf" 2>"$TMP/enforce-apache-t.err"; then
     pass "enforce (apache): apache2 -t accepts the snippet at the top of a VirtualHost"
     enforce_start "http://127.0.0.1:$port" "$APACHE" -X -f "$dir/apache/httpd.conf" &&
       enforce_requests "http://127.0.0.1:$port"
@@ -169,7 +169,7 @@ http://127.0.0.1:$port {
 }
 CONF
   if HOME=$dir/caddy XDG_DATA_HOME=$dir/caddy/data XDG_CONFIG_HOME=$dir/caddy/config \
-    timeout 30 "$CADDY" validate --config "$dir/caddy/Caddyfile" --adapter caddyfile >"$TMP/enforce-caddy-validate.out" 2>&1; then
+    timeout 120 "$CADDY" validate --config "$dir/caddy/Caddyfile" --adapter caddyfile >"$TMP/enforce-caddy-validate.out" 2>&1; then
     pass "enforce (caddy): caddy validate accepts the snippet imported first in a site block"
     enforce_start "http://127.0.0.1:$port" env HOME="$dir/caddy" XDG_DATA_HOME="$dir/caddy/data" \
       XDG_CONFIG_HOME="$dir/caddy/config" "$CADDY" run --config "$dir/caddy/Caddyfile" --adapter caddyfile &&

@@ -5,7 +5,12 @@
 # The caller sets FRONT (its name) and ROOT (the checkout), sources this file, starts its server
 # on $PROXY with start_front, then runs front_checks and summary. Its test site answers
 # other .xml/.gz/.txt paths with STATIC_STATUS (a static-file rule sitemapd must not disturb).
-
+#
+# The other runs (more_runs): the caller defines `front_config MODE PORT`, which writes the
+# server's configuration for MODE with the shipped files' upstream on 127.0.0.1:PORT (mount:
+# SITEMAP_BASE_URL=https://example.com/catalog/; hosts: two hosts of a sites file, each in its
+# own server block; echo: a header-echo upstream), and FRONT_CMD, the command that runs it.
+# Every wait polls until ready within a generous deadline (WAIT_SCALE multiplies them all).
 
 # shellcheck source=checks.sh
 . "$ROOT/scripts/lib/checks.sh"
@@ -18,10 +23,13 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/$FRONT-check.XXXXXX") || { echo "FAIL mktemp"; 
 chmod 755 "$TMP"
 SITEMAPD_PID=
 FRONT_PID=
+MORE_PIDS=()
 
 cleanup() {
+  local pid
   stop_pid "$FRONT_PID"
   stop_pid "$SITEMAPD_PID"
+  for pid in "${MORE_PIDS[@]}"; do stop_pid "$pid"; done
   if [ "${KEEP_TMP:-}" = 1 ]; then say "kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
@@ -106,23 +114,26 @@ mkdir -p "$TMP/sitemapd"
       BIND_ADDR="127.0.0.1:$SP" SITEMAP_BASE_URL="$PROXY" "$BIN" demo
 ) >"$TMP/sitemapd.log" 2>&1 &
 SITEMAPD_PID=$!
-if wait_http "$DIRECT/readyz" 60 "$SITEMAPD_PID"; then
+# The demo writes 120,000 entries before it is ready: on a loaded machine that takes a while.
+if wait_http "$DIRECT/readyz" 180 "$SITEMAPD_PID"; then
   pass "sitemapd demo ready on $DIRECT"
 else
   tail -n 20 "$TMP/sitemapd.log" >&2
-  abort "sitemapd demo not ready within 60 s (log above)"
+  abort "sitemapd demo not ready within 180 s (log above)"
 fi
 
-# start_front COMMAND...: runs the server in the background (its output in $TMP/$FRONT.out) and
-# waits until $PROXY/ answers; aborts with that output, and the log FRONT_LOG names, otherwise.
+# start_front COMMAND...: runs the server in the background (its output in $TMP/$FRONT.out),
+# after stopping the one started before, and waits until $PROXY/ answers; aborts with that
+# output, and the log FRONT_LOG names, otherwise.
 start_front() {
+  stop_pid "$FRONT_PID"
   "$@" >"$TMP/$FRONT.out" 2>&1 &
   FRONT_PID=$!
-  if wait_http "$PROXY/" 15 "$FRONT_PID"; then
+  if wait_http "$PROXY/" 60 "$FRONT_PID"; then
     pass "$FRONT up on $PROXY"
   else
     tail -n 20 "$TMP/$FRONT.out" ${FRONT_LOG:+"$FRONT_LOG"} >&2 2>/dev/null
-    abort "$FRONT did not start within 15 s"
+    abort "$FRONT did not start within 60 s"
   fi
 }
 
@@ -257,4 +268,207 @@ staging_checks() {
     check "staging $path ($s) says noindex, nofollow (X-Robots-Tag:$tag)" \
       bash -c '[[ "$1" == *noindex* && "$1" == *nofollow* ]]' _ "$tag"
   done
+}
+
+# ---------------------------------------------------------------- more runs: mount, hosts, echo
+
+# start_service NAME PORT VAR=VALUE... -- ARGS...: sitemapd ARGS in $TMP/NAME with a clean
+# environment plus the VARs, listening on 127.0.0.1:PORT; waits for /readyz (its log in
+# $TMP/NAME.log). Fails (after a FAIL line) when it is not ready within the deadline.
+start_service() {
+  local name=$1 port=$2 pid vars=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  mkdir -p "$TMP/$name"
+  (
+    cd "$TMP/$name" &&
+      exec env -i PATH="$PATH" HOME="${HOME:-/tmp}" RUST_LOG="${RUST_LOG:-info}" \
+        BIND_ADDR="127.0.0.1:$port" "${vars[@]}" "$BIN" "$@"
+  ) >"$TMP/$name.log" 2>&1 &
+  pid=$!
+  MORE_PIDS+=("$pid")
+  if wait_http "http://127.0.0.1:$port/readyz" 180 "$pid"; then
+    pass "sitemapd ($name) ready on 127.0.0.1:$port"
+    return 0
+  fi
+  tail -n 20 "$TMP/$name.log" >&2
+  fail "sitemapd ($name) not ready within 180 s (log above)"
+  return 1
+}
+
+# start_echo PORT: a header-echo upstream on 127.0.0.1:PORT (python3): every GET or HEAD is
+# answered 200 with the request's header lines as they arrived, one per line.
+start_echo() {
+  local pid
+  python3 - "$1" >"$TMP/echo.log" 2>&1 <<'PY' &
+import http.server, sys
+class Echo(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = "".join(f"{k}: {v}\n" for k, v in self.headers.items()).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+    do_HEAD = do_GET
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
+PY
+  pid=$!
+  MORE_PIDS+=("$pid")
+  wait_http "http://127.0.0.1:$1/" 60 "$pid" || { fail "header-echo upstream not ready on 127.0.0.1:$1"; return 1; }
+}
+
+# run_front MODE PORT: the server configured for MODE (front_config) with its upstream on PORT.
+run_front() {
+  front_config "$1" "$2" || abort "$FRONT: configuration for the $1 run"
+  start_front "${FRONT_CMD[@]}"
+}
+
+MOUNT_BASE=https://example.com/catalog
+
+# mount_checks: sitemapd under /catalog/ (SITEMAP_BASE_URL=$MOUNT_BASE/) behind the front with
+# the shipped mount file; DIRECT is that sitemapd.
+mount_checks() {
+  local direct=$1 s
+  s=$(fetch m_robots GET "$PROXY/robots.txt")
+  check "mount: /robots.txt via $FRONT stays at the root: 200 (got $s)" eq "$s" 200
+  check "mount: robots.txt announces Sitemap: $MOUNT_BASE/sitemap_index.xml" \
+    grep -qx "Sitemap: $MOUNT_BASE/sitemap_index.xml" "$TMP/m_robots.b"
+  s=$(fetch m_index GET "$PROXY/catalog/sitemap_index.xml")
+  fetch m_index_d GET "$direct/catalog/sitemap_index.xml" >/dev/null
+  check "mount: /catalog/sitemap_index.xml via $FRONT: 200 (got $s)" eq "$s" 200
+  check "mount: /catalog/sitemap_index.xml: same bytes and strong ETag as direct ($(hdr m_index etag))" \
+    eval 'same_file m_index m_index_d && strong_etag "$(hdr m_index etag)" && eq "$(rep_headers m_index)" "$(rep_headers m_index_d)"'
+  check "mount: the index lists $MOUNT_BASE/sitemap-1.xml.gz" \
+    grep -q "<loc>$MOUNT_BASE/sitemap-1.xml.gz</loc>" "$TMP/m_index.b"
+  s=$(fetch m_inm GET "$PROXY/catalog/sitemap_index.xml" -H "If-None-Match: $(hdr m_index etag)")
+  check "mount: If-None-Match on /catalog/sitemap_index.xml via $FRONT: 304 (got $s)" eq "$s" 304
+  s=$(fetch m_gz GET "$PROXY/catalog/sitemap-1.xml.gz" -H 'Accept-Encoding: gzip')
+  fetch m_gz_d GET "$direct/catalog/sitemap-1.xml.gz" -H 'Accept-Encoding: gzip' >/dev/null
+  check "mount: /catalog/sitemap-1.xml.gz via $FRONT: 200 application/gzip, no Content-Encoding, byte-identical to direct (got $s)" \
+    eval 'eq "$s" 200 && eq "$(hdr m_gz content-type)" application/gzip && ! has_hdr m_gz content-encoding &&
+          [ -s "$TMP/m_gz.b" ] && same_file m_gz m_gz_d'
+  check "mount: /catalog/sitemap-1.xml.gz gunzips to the entries, under $MOUNT_BASE/" \
+    eval 'gzip -dc <"$TMP/m_gz.b" 2>/dev/null | grep -q "<loc>$MOUNT_BASE/page-1</loc>"'
+  s=$(fetch m_x GET "$PROXY/catalog/sitemap-1.xml" -H 'Accept-Encoding: gzip')
+  check "mount: /catalog/sitemap-1.xml via $FRONT: sitemapd's gzip, Vary: Accept-Encoding (got $s)" \
+    eval 'eq "$s" 200 && eq "$(hdr m_x content-encoding)" gzip && eq "$(hdr m_x vary)" Accept-Encoding'
+  s=$(fetch m_root_index GET "$PROXY/sitemap_index.xml")
+  check "mount: /sitemap_index.xml (the root) stays with the site's rules (got $s)" eq "$s" "$STATIC_STATUS"
+  s=$(fetch m_page GET "$PROXY/catalog/sitemap")
+  check "mount: /catalog/sitemap (a page) stays with the PHP site (got $s)" \
+    eval 'eq "$s" 200 && eq "$(cat "$TMP/m_page.b")" "php site"'
+  s=$(fetch m_other GET "$PROXY/catalog/other.xml")
+  check "mount: /catalog/other.xml stays with the site's rules (got $s)" eq "$s" "$STATIC_STATUS"
+}
+
+HOST_A=a.example.com
+HOST_B=b.example.org
+
+# pages_db FILE TABLE=PREFIX...: a SQLite database with a table per TABLE, a source of the five
+# columns holding 30 entries whose paths start with PREFIX (PREFIXpage-1 … PREFIXpage-30).
+pages_db() {
+  python3 - "$@" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for spec in sys.argv[2:]:
+    table, prefix = spec.split("=", 1)
+    db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, loc TEXT NOT NULL UNIQUE, "
+               "lastmod TEXT, changefreq TEXT, priority REAL)")
+    db.executemany(f"INSERT INTO {table} (id, loc) VALUES (?, ?)",
+                   [(i, f"{prefix}page-{i}") for i in range(1, 31)])
+db.commit()
+PY
+}
+
+# hosts_checks DIRECT: two hosts of a sites file behind the front, each in its own server block
+# with the shipped file; DIRECT is that sitemapd.
+hosts_checks() {
+  local direct=$1 h other s
+  for h in "$HOST_A" "$HOST_B"; do
+    if [ "$h" = "$HOST_A" ]; then other=$HOST_B; else other=$HOST_A; fi
+    s=$(fetch "h_robots_$h" GET "$PROXY/robots.txt" -H "Host: $h")
+    check "hosts: $h/robots.txt via $FRONT: 200, announces https://$h/sitemap_index.xml (got $s)" \
+      eval 'eq "$s" 200 && grep -qx "Sitemap: https://$h/sitemap_index.xml" "$TMP/h_robots_$h.b"'
+    s=$(fetch "h_index_$h" GET "$PROXY/sitemap_index.xml" -H "Host: $h")
+    fetch "h_index_d_$h" GET "$direct/sitemap_index.xml" -H "Host: $h" >/dev/null
+    check "hosts: $h/sitemap_index.xml via $FRONT: 200, its own, same bytes and ETag as direct (got $s)" \
+      eval 'eq "$s" 200 && grep -q "<loc>https://$h/sitemap" "$TMP/h_index_$h.b" &&
+            ! grep -q "$other" "$TMP/h_index_$h.b" && same_file "h_index_$h" "h_index_d_$h" &&
+            eq "$(rep_headers "h_index_$h")" "$(rep_headers "h_index_d_$h")"'
+    s=$(fetch "h_file_$h" GET "$PROXY/sitemap.xml" -H "Host: $h")
+    check "hosts: $h/sitemap.xml via $FRONT lists $h's entries only (got $s)" \
+      eval 'eq "$s" 200 && grep -q "<loc>https://$h/${h:0:1}-page-1</loc>" "$TMP/h_file_$h.b" &&
+            ! grep -q "$other" "$TMP/h_file_$h.b"'
+    s=$(fetch "h_inm_$h" GET "$PROXY/sitemap.xml" -H "Host: $h" -H "If-None-Match: $(hdr "h_file_$h" etag)")
+    check "hosts: $h If-None-Match via $FRONT: 304 (got $s)" eq "$s" 304
+  done
+  check "hosts: the two hosts' sitemap.xml differ" eval '! same_file "h_file_$HOST_A" "h_file_$HOST_B"'
+  fetch h_unknown GET "$PROXY/robots.txt" -H "Host: unknown.example.net" >/dev/null
+  check "hosts: an unknown host gets neither site's robots.txt" \
+    eval '! grep -q "example\.\(com\|org\)/sitemap" "$TMP/h_unknown.b"'
+}
+
+# client_address_checks: the shipped files in front of the header-echo upstream. A client forges
+# Forwarded, X-Forwarded-For and X-Real-IP; the upstream must see no Forwarded, an
+# X-Forwarded-For whose last element is the real client (127.0.0.1), and X-Real-IP 127.0.0.1.
+client_address_checks() {
+  local path s xff last
+  for path in /robots.txt /sitemap-1.xml.gz; do
+    s=$(fetch echo GET "$PROXY$path" -H 'Forwarded: for=1.2.3.4' -H 'X-Forwarded-For: 1.2.3.4' \
+      -H 'X-Real-IP: 1.2.3.4')
+    xff=$(awk 'BEGIN { IGNORECASE = 1 } tolower($0) ~ /^x-forwarded-for:/ { sub(/^[^:]*:[ \t]*/, ""); v = v (v == "" ? "" : ", ") $0 } END { print v }' "$TMP/echo.b")
+    last=$(printf '%s' "$xff" | awk -F', *' '{ print $NF }')
+    check "client address ($path): the shipped file reaches the upstream (got $s)" eq "$s" 200
+    check "client address ($path): a client's Forwarded does not reach the upstream" \
+      eval '! grep -qi "^forwarded:" "$TMP/echo.b"'
+    check "client address ($path): X-Forwarded-For ends with the real client 127.0.0.1 (got '$xff')" \
+      eq "$last" 127.0.0.1
+    check "client address ($path): X-Real-IP is the real client (got '$(grep -i '^x-real-ip:' "$TMP/echo.b" | tr -d '\r' | tr '\n' ' ')')" \
+      eval '[ "$(grep -ci "^x-real-ip:" "$TMP/echo.b")" = 1 ] && grep -qix "x-real-ip: 127.0.0.1" "$TMP/echo.b"'
+  done
+}
+
+# more_runs: the mount-path run, the two-hosts run and the client-address run, each with the
+# server restarted on $PROXY with front_config's configuration for it.
+more_runs() {
+  local mp hp ep
+  mp=$(free_port "$SP" "$FP" "$SG") || abort "no free port for the mount run"
+  # Not `sitemapd demo`: its entries are paths from the root (/en/…), out of scope under a mount.
+  mkdir -p "$TMP/mount"
+  pages_db "$TMP/mount/catalog.db" catalog_pages=/catalog/ || abort "the mount run's database"
+  if start_service mount "$mp" SITEMAP_BASE_URL="$MOUNT_BASE/" DATABASE_URL="sqlite://$TMP/mount/catalog.db" \
+    SITEMAP_SOURCE=catalog_pages -- serve; then
+    run_front mount "$mp"
+    mount_checks "http://127.0.0.1:$mp"
+  fi
+
+  hp=$(free_port "$SP" "$FP" "$SG" "$mp") || abort "no free port for the hosts run"
+  mkdir -p "$TMP/hosts"
+  pages_db "$TMP/hosts/sites.db" a_pages=/a- b_pages=/b- || abort "the hosts run's database"
+  cat >"$TMP/hosts/sites.toml" <<TOML
+[[site]]
+base_url = "https://$HOST_A"
+source = "a_pages"
+
+[[site]]
+base_url = "https://$HOST_B"
+source = "b_pages"
+TOML
+  if start_service hosts "$hp" DATABASE_URL="sqlite://$TMP/hosts/sites.db" \
+    SITEMAP_SITES_FILE="$TMP/hosts/sites.toml" -- serve; then
+    run_front hosts "$hp"
+    hosts_checks "http://127.0.0.1:$hp"
+  fi
+
+  ep=$(free_port "$SP" "$FP" "$SG" "$mp" "$hp") || abort "no free port for the echo upstream"
+  if start_echo "$ep"; then
+    run_front echo "$ep"
+    client_address_checks
+  fi
 }

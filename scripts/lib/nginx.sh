@@ -57,7 +57,7 @@ EOF
 # $TMP/NAME-t.err, NAME being FILE without .conf) go to stderr when it fails.
 nginx_t() {
   local err=$TMP/${1%.conf}-t.err
-  timeout 30 "$NGINX" -t -q "${NGINX_OPTS[@]}" -c "conf/$1" 2>"$err" && return 0
+  timeout 120 "$NGINX" -t -q "${NGINX_OPTS[@]}" -c "conf/$1" 2>"$err" && return 0
   cat "$err" >&2
   return 1
 }
