@@ -6,7 +6,10 @@
 # of 127.0.0.1:8080 changed to sitemapd's), plus what a PHP site typically has that must not get
 # in the way: mod_deflate for XML and text, mod_expires for everything, a front controller that
 # sends every other path to index.php, a rule for static .xml/.gz/.txt files, and the exemption
-# the shipped file's comment asks for.
+# the shipped file's comment asks for. Then the same Apache restarted for more runs: sitemapd
+# under a mount path with the shipped sitemapd-mount.conf, two hosts of a sites file (a
+# VirtualHost each), and the client-address headers the shipped file sends (against a
+# header-echo upstream).
 #
 # Usage: scripts/apache-check.sh
 #   SITEMAPD_BIN=path  use this binary instead of building target/release/sitemapd
@@ -31,7 +34,6 @@ say "using $("$APACHE" -v 2>&1 | head -n 1)"
 AP=$TMP/apache
 mkdir -p "$AP/site"
 printf 'php site\n' >"$AP/site/index.php"
-sed "s|127\.0\.0\.1:8080|127.0.0.1:$SP|g" "$ROOT/deploy/apache/sitemapd.conf" >"$AP/sitemapd.conf"
 user_lines=
 if [ "$(id -u)" = 0 ] && id www-data >/dev/null 2>&1; then
   user_lines=$'User www-data\nGroup www-data'
@@ -40,12 +42,17 @@ modules=
 for m in mpm_event authz_core mime dir rewrite proxy proxy_http headers deflate filter expires env setenvif; do
   modules+="LoadModule ${m}_module $MODULES/mod_$m.so"$'\n'
 done
-# virtual_host PORT [INCLUDE]: the test site, with an extra Include (staging).
+# The exemptions the shipped files ask for, before the site's own rules (root and mount).
+EXEMPT_ROOT='^/(robots\.txt|sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt))$'
+EXEMPT_MOUNT='^/(robots\.txt|catalog/(sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt)))$'
+
+# virtual_host PORT SHIPPED EXEMPT [SERVER_NAME [INCLUDE]]: the test site including the shipped
+# file SHIPPED (its copy with sitemapd's port), with an extra Include (staging).
 virtual_host() {
   cat <<VHOST
 <VirtualHost 127.0.0.1:$1>
-    ServerName localhost
-${2:+    Include "$2"}
+    ServerName ${4:-localhost}
+${5:+    Include "$5"}
     DocumentRoot "$AP/site"
     <Directory "$AP/site">
         Require all granted
@@ -59,22 +66,42 @@ ${2:+    Include "$2"}
     ExpiresDefault "access plus 30 days"
     RewriteEngine On
     # The exemption the shipped file asks for, before the site's own rules.
-    RewriteRule "^/(robots\.txt|sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt))$" - [END]
+    RewriteRule "$3" - [END]
     # A static-file rule that must not take the sitemapd paths.
     RewriteRule "\.(xml|gz|txt)$" - [G]
     # A front controller: every other path is the PHP application.
     RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" !-f
     RewriteRule "^/" "/index.php" [L]
 
-    Include "$AP/sitemapd.conf"
+    Include "$2"
 </VirtualHost>
 VHOST
 }
-cat >"$AP/httpd.conf" <<CONF
+
+# front_config MODE PORT: httpd.conf for MODE (root: the site and its staging copy, with
+# sitemapd.conf; mount: sitemapd-mount.conf; hosts: a VirtualHost per host; echo: the root site),
+# the shipped file's 127.0.0.1:8080 changed to 127.0.0.1:PORT.
+front_config() {
+  local mode=$1 port=$2 shipped=sitemapd.conf exempt=$EXEMPT_ROOT listen hosts
+  [ "$mode" = mount ] && { shipped=sitemapd-mount.conf; exempt=$EXEMPT_MOUNT; }
+  sed "s|127\.0\.0\.1:8080|127.0.0.1:$port|g" "$ROOT/deploy/apache/$shipped" >"$AP/$mode-$shipped"
+  listen="Listen 127.0.0.1:$FP"
+  case $mode in
+  root)
+    listen+=$'\n'"Listen 127.0.0.1:$SG"
+    hosts=$(virtual_host "$FP" "$AP/$mode-$shipped" "$exempt"
+      virtual_host "$SG" "$AP/$mode-$shipped" "$exempt" localhost "$ROOT/deploy/apache/sitemapd-staging.conf")
+    ;;
+  hosts)
+    hosts=$(virtual_host "$FP" "$AP/$mode-$shipped" "$exempt" "$HOST_A"
+      virtual_host "$FP" "$AP/$mode-$shipped" "$exempt" "$HOST_B")
+    ;;
+  *) hosts=$(virtual_host "$FP" "$AP/$mode-$shipped" "$exempt") ;;
+  esac
+  cat >"$AP/httpd.conf" <<CONF
 ServerRoot "$AP"
 ServerName localhost
-Listen 127.0.0.1:$FP
-Listen 127.0.0.1:$SG
+$listen
 PidFile "$AP/httpd.pid"
 DefaultRuntimeDir "$AP"
 Mutex file:$AP default
@@ -83,17 +110,22 @@ LogLevel warn
 TypesConfig /etc/mime.types
 $user_lines
 $modules
-$(virtual_host "$FP")
-$(virtual_host "$SG" "$ROOT/deploy/apache/sitemapd-staging.conf")
+$hosts
 CONF
+  timeout 120 "$APACHE" -t -f "$AP/httpd.conf" 2>"$TMP/apache-t.err" && return 0
+  cat "$TMP/apache-t.err" >&2
+  return 1
+}
+FRONT_CMD=("$APACHE" -X -f "$AP/httpd.conf")
 
-if timeout 30 "$APACHE" -t -f "$AP/httpd.conf" 2>"$TMP/apache-t.err"; then
+if front_config root "$SP"; then
   pass "apache2 -t accepts a VirtualHost including deploy/apache/sitemapd.conf"
 else
-  cat "$TMP/apache-t.err" >&2
   abort "apache2 -t accepts a VirtualHost including deploy/apache/sitemapd.conf"
 fi
-FRONT_LOG=$AP/error.log start_front "$APACHE" -X -f "$AP/httpd.conf"
+# enforce-check.sh includes the shipped file's copy from here.
+cp "$AP/root-sitemapd.conf" "$AP/sitemapd.conf"
+FRONT_LOG=$AP/error.log start_front "${FRONT_CMD[@]}"
 
 # ---------------------------------------------------------------- checks
 
@@ -105,6 +137,13 @@ staging_checks
 # shellcheck source=lib/enforce-check.sh
 . "$ROOT/scripts/lib/enforce-check.sh"
 enforce_checks
+
+# ---------------------------------------------------------------- mount path, two hosts, client address
+# sitemapd under /catalog/ with the shipped sitemapd-mount.conf; two hosts of a sites file, a
+# VirtualHost each with sitemapd.conf; the shipped file in front of a header-echo upstream
+# (lib/front-check.sh: more_runs).
+FRONT_LOG=$AP/error.log
+more_runs
 
 summary
 [ "$failed" = 0 ]
