@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# A bounded soak of the release server on 127.0.0.1: `sitemapd demo` (120,000 entries in SQLite,
-# page cache off so full fetches really render), wrk with 256 connections for DURATION seconds
-# (default 60) mixing 304 revalidations and full downloads, while 200 slowloris connections
-# dribble headers, 2,000 idle connections (half after the HTTP/2 preface) are held, about 50
-# writes a second change entries, and HTTP/2 clients fetch files. Reports statuses, socket errors, throughput and the server's memory.
+# A bounded soak of the server on 127.0.0.1: 120,000 entries (SOAK_DB=sqlite, the default:
+# `sitemapd demo`; SOAK_DB=postgres: a database of its own made on SOAK_DATABASE_URL's server and
+# dropped at the end), page cache off so full fetches really render, wrk with 256 connections
+# for DURATION seconds (default 60) mixing 304 revalidations and full downloads, while 200
+# slowloris connections dribble headers, SOAK_IDLE (2,000) idle connections (half after the
+# HTTP/2 preface) are held, about SOAK_WRITES (50) writes a second change entries, and HTTP/2
+# clients fetch files. Reports requests, the share of answers other than 200/304, socket
+# errors, throughput, and the server's memory and descriptors.
 # Passes when every answer is 200 or 304, no socket error occurred and memory stayed bounded.
-# Usage: scripts/soak.sh [DURATION] ; SITEMAPD_BIN=path to skip the build.
+# Usage: scripts/soak.sh [DURATION] ; SITEMAPD_BIN=path to skip the build; SOAK_KEEP=1 keeps the
+# temporary directory (server.log, wrk.out, h2.bad: the HTTP/2 failures with their time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-60}
 CONNECTIONS=${SOAK_CONNECTIONS:-256}
+SOAK_DB=${SOAK_DB:-sqlite}
+IDLE=${SOAK_IDLE:-2000}
+WRITES=${SOAK_WRITES:-50}
+PG_URL=${SOAK_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 BIN=${SITEMAPD_BIN:-${CARGO_TARGET_DIR:-target}/release/sitemapd}
 [ -n "${SITEMAPD_BIN:-}" ] || cargo build --release --quiet
@@ -19,14 +27,42 @@ TMP=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 ADDR=127.0.0.1:$PORT
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$TMP"; }
+PGDB=
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -z "$PGDB" ] || psql -q "$PG_URL" -c "DROP DATABASE IF EXISTS $PGDB WITH (FORCE)" >/dev/null 2>&1 || true
+  if [ "${SOAK_KEEP:-}" = 1 ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+}
 trap cleanup EXIT
 
 cd "$TMP"
-BIND_ADDR=$ADDR SITEMAP_CACHE_MB=0 RUST_LOG=warn "$BIN" demo 2>server.log &
+case $SOAK_DB in
+sqlite)
+  BIND_ADDR=$ADDR SITEMAP_CACHE_MB=0 RUST_LOG=warn "$BIN" demo 2>server.log &
+  ;;
+postgres)
+  # A database of its own with 120,000 entries shaped like the demo's.
+  PGDB=sitemapd_soak_$$
+  DB_URL=${PG_URL%/*}/$PGDB
+  psql -q "$PG_URL" -c "CREATE DATABASE $PGDB" >/dev/null
+  DATABASE_URL=$DB_URL SITEMAP_BASE_URL=http://$ADDR "$BIN" migrate >migrate.log 2>&1
+  psql -q "$DB_URL" -c "INSERT INTO sitemap_entries (id, loc, lastmod, changefreq, priority)
+    SELECT g, '/en/articles/' || g || '-news', now() - g * interval '1 minute', 'weekly', 0.5
+    FROM generate_series(1, 120000) g" >/dev/null
+  DATABASE_URL=$DB_URL SITEMAP_BASE_URL=http://$ADDR BIND_ADDR=$ADDR SITEMAP_CACHE_MB=0 RUST_LOG=warn \
+    "$BIN" serve 2>server.log &
+  ;;
+*) echo "SOAK_DB must be sqlite or postgres" >&2; exit 2 ;;
+esac
 SERVER=$!
 PIDS+=("$SERVER")
-for _ in $(seq 600); do curl -fsS "http://$ADDR/sitemap_index.xml" >/dev/null 2>&1 && break; sleep 0.1; done
+# Ready when the index answers, polled against a deadline (a loaded machine is slower, not wrong).
+ready_by=$((SECONDS + 180))
+until curl -fsS --max-time 5 "http://$ADDR/sitemap_index.xml" >/dev/null 2>&1; do
+  kill -0 "$SERVER" 2>/dev/null || { tail -n 20 server.log >&2; echo "soak: the server exited" >&2; exit 1; }
+  [ "$SECONDS" -lt "$ready_by" ] || { tail -n 20 server.log >&2; echo "soak: not ready within 180 s" >&2; exit 1; }
+  sleep 0.2
+done
 etag() { curl -fsSI "http://$ADDR$1" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}'; }
 ARGS=()
 for p in /sitemap-1.xml.gz /sitemap-2.xml.gz /sitemap-3.xml.gz /sitemap-1.xml /sitemap_index.xml /robots.txt; do
@@ -54,17 +90,18 @@ while time.time() < end:
     time.sleep(3)
 print(f"slowloris: {len(socks)} of 200 connections still open at the end (the server cuts them after 10 s)")
 PY
-PIDS+=("$!")
+SLOW=$!
+PIDS+=("$SLOW")
 
-# Idle connections: 2,000 sockets that never make a request (half send the HTTP/2 preface),
+# Idle connections: SOAK_IDLE sockets that never make a request (half send the HTTP/2 preface),
 # reopened as the server closes them (it does at the header timeout, or sooner to make room).
-python3 - "$PORT" "$DURATION" <<'PY' &
+python3 - "$PORT" "$DURATION" "$IDLE" <<'PY' &
 import socket, sys, time
-port, duration = int(sys.argv[1]), float(sys.argv[2])
+port, duration, idle = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 end, socks, opened = time.time() + duration, [], 0
 def top_up():
     global opened
-    while len(socks) < 2000 and time.time() < end:
+    while len(socks) < idle and time.time() < end:
         try:
             s = socket.create_connection(("127.0.0.1", port), timeout=2)
             if opened % 2:
@@ -84,51 +121,77 @@ while time.time() < end:
         except OSError:
             socks.remove(s); s.close()
     time.sleep(1)
-print(f"idle: {opened} idle connections opened in all")
+print(f"idle: {opened} idle connections opened in all, {len(socks)} open at the end")
 PY
-PIDS+=("$!")
+IDLER=$!
+PIDS+=("$IDLER")
 
-# Steady writes: about 50 updates a second to the demo's entries while everything is fetched.
-python3 - "$TMP" "$DURATION" <<'PY' &
+# Steady writes: about SOAK_WRITES updates a second to the entries while everything is fetched
+# (SQLite: one commit each; PostgreSQL: one autocommitted UPDATE each, through one psql session).
+cat >writer.py <<'PY'
 import glob, sqlite3, sys, time
-tmp, duration = sys.argv[1], float(sys.argv[2])
-dbs = glob.glob(f"{tmp}/*.db")
-if not dbs:
-    print("writes: no SQLite database found, none made"); sys.exit(0)
-db = sqlite3.connect(dbs[0], timeout=30)
-end, n = time.time() + duration, 0
+tmp, duration, rate, kind = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+end, n, step = time.time() + duration, 0, 1.0 / rate
+if kind == "sqlite":
+    db = sqlite3.connect(glob.glob(f"{tmp}/*.db")[0], timeout=30)
+    def write(i):
+        db.execute("UPDATE sitemap_entries SET lastmod = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?", (i,))
+        db.commit()
+else:
+    def write(i):
+        sys.stdout.write(f"UPDATE sitemap_entries SET lastmod = now() WHERE id = {i};\n")
+        sys.stdout.flush()
+next_at = time.time()
 while time.time() < end:
-    db.execute("UPDATE sitemap_entries SET lastmod = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?", (1 + n * 7919 % 120000,))
-    db.commit(); n += 1
-    time.sleep(0.02)
-print(f"writes: {n} updates")
+    write(1 + n * 7919 % 120000)
+    n += 1
+    next_at += step
+    time.sleep(max(0.0, next_at - time.time()))
+print(f"writes: {n} updates in {duration:.0f} s ({n / duration:.0f}/s)", file=sys.stderr)
 PY
-PIDS+=("$!")
+if [ "$SOAK_DB" = postgres ]; then
+  python3 writer.py "$TMP" "$DURATION" "$WRITES" postgres 2>writes.out | psql -q "$DB_URL" >/dev/null 2>writes.err &
+else
+  python3 writer.py "$TMP" "$DURATION" "$WRITES" sqlite 2>writes.out &
+fi
+WRITER=$!
+PIDS+=("$WRITER")
 
 # HTTP/2 clients: curl with prior knowledge, fetching files in a loop; non-2xx/304 counted.
 ( end=$((SECONDS + DURATION)); n=0; bad=0
   while [ $SECONDS -lt $end ]; do
     for p in /sitemap_index.xml /sitemap-1.xml.gz /robots.txt; do
-      code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 60 --http2-prior-knowledge "http://$ADDR$p" || echo 000)
-      n=$((n + 1)); case $code in 200|304) ;; *) bad=$((bad + 1));; esac
+      code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 60 --http2-prior-knowledge "http://$ADDR$p" 2>>h2.err || echo " curl-exit=$?")
+      n=$((n + 1)); case $code in 200|304) ;; *) bad=$((bad + 1)); echo "$(date +%T) $p $code" >>h2.bad;; esac
     done
   done
   echo "h2: $n requests, $bad answers other than 200/304" ) >h2.out &
-PIDS+=("$!")
+H2=$!
+PIDS+=("$H2")
 
-peak=0
-( while kill -0 "$SERVER" 2>/dev/null; do awk '/VmRSS/{print $2}' /proc/"$SERVER"/status; sleep 1; done ) >rss.log &
+# The server's resident memory (KiB) and open descriptors, once a second.
+( while kill -0 "$SERVER" 2>/dev/null; do
+    echo "$(awk '/VmRSS/{print $2}' /proc/"$SERVER"/status) $(ls /proc/"$SERVER"/fd 2>/dev/null | wc -l)"
+    sleep 1
+  done ) >rss.log &
 PIDS+=("$!")
 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$ROOT/scripts/soak.lua" "http://$ADDR" -- "${ARGS[@]}" | tee wrk.out
-wait "${PIDS[1]}" || true
-sleep 2; cat h2.out 2>/dev/null || true
+# Every client ends by itself after DURATION (the HTTP/2 loop finishes its last request).
+for p in "$SLOW" "$IDLER" "$WRITER" "$H2"; do wait "$p" || true; done
+cat h2.out writes.out 2>/dev/null || true
+h2n=$(awk '/^h2:/{print $2}' h2.out 2>/dev/null || echo 0)
 h2bad=$(awk '/^h2:/{print $(NF-4)}' h2.out 2>/dev/null || echo 0)
-peak=$(sort -n rss.log | tail -1)
+peak=$(awk '{print $1}' rss.log | sort -n | tail -1)
+fds=$(awk '{print $2}' rss.log | sort -n | tail -1)
 hwm=$(awk '/VmHWM/{print $2}' /proc/"$SERVER"/status)
 bad=$(awk '$1=="status" && $2!=200 && $2!=304 {n+=$3} END{print n+0}' wrk.out)
+total=$(awk '$1=="status" {n+=$3} END{print n+0}' wrk.out)
 sockerr=$(grep -Eo 'Socket errors: .*' wrk.out || true)
-echo "server memory: peak VmRSS $((peak / 1024)) MiB, VmHWM $((hwm / 1024)) MiB"
-echo "answers other than 200/304: $bad; ${sockerr:-Socket errors: none}"
+all=$((total + ${h2n:-0}))
+allbad=$((bad + ${h2bad:-0}))
+echo "database: $SOAK_DB; duration ${DURATION}s; requests: $all (wrk $total, HTTP/2 ${h2n:-0})"
+echo "answers other than 200/304: $allbad ($(awk -v b="$allbad" -v n="$all" 'BEGIN{printf "%.4f", n ? 100 * b / n : 0}')%); ${sockerr:-Socket errors: none}"
+echo "server memory: peak VmRSS $((peak / 1024)) MiB, VmHWM $((hwm / 1024)) MiB; peak open descriptors $fds"
 alive=$(kill -0 "$SERVER" 2>/dev/null && echo yes || echo no)
 echo "server still running: $alive"
 if [ "$bad" = 0 ] && [ "${h2bad:-0}" = 0 ] && [ -z "$sockerr" ] && [ "$alive" = yes ] && [ "$hwm" -lt $((256 * 1024)) ]; then
