@@ -187,10 +187,13 @@ hwm=$(awk '/VmHWM/{print $2}' /proc/"$SERVER"/status)
 bad=$(awk '$1=="status" && $2!=200 && $2!=304 {n+=$3} END{print n+0}' wrk.out)
 total=$(awk '$1=="status" {n+=$3} END{print n+0}' wrk.out)
 sockerr=$(grep -Eo 'Socket errors: .*' wrk.out || true)
-all=$((total + ${h2n:-0}))
-allbad=$((bad + ${h2bad:-0}))
-echo "database: $SOAK_DB; duration ${DURATION}s; requests: $all (wrk $total, HTTP/2 ${h2n:-0})"
-echo "answers other than 200/304: $allbad ($(awk -v b="$allbad" -v n="$all" 'BEGIN{printf "%.4f", n ? 100 * b / n : 0}')%); ${sockerr:-Socket errors: none}"
+# A wrk socket error is a fetch that failed too (a body cut short, a reset, a 30 s timeout).
+sockn=$(printf '%s' "$sockerr" | grep -Eo '[0-9]+' | awk '{n+=$1} END{print n+0}')
+all=$((total + sockn + ${h2n:-0}))
+allbad=$((bad + sockn + ${h2bad:-0}))
+echo "database: $SOAK_DB; duration ${DURATION}s; writes ${WRITES}/s; requests: $all (wrk $((total + sockn)), HTTP/2 ${h2n:-0})"
+echo "answers other than 200/304: $((bad + ${h2bad:-0})); ${sockerr:-Socket errors: none}"
+echo "failed fetches (other than 200/304, socket errors, HTTP/2 transfers cut): $allbad of $all ($(awk -v b="$allbad" -v n="$all" 'BEGIN{printf "%.2f", n ? 100 * b / n : 0}')%)"
 echo "server memory: peak VmRSS $((peak / 1024)) MiB, VmHWM $((hwm / 1024)) MiB; peak open descriptors $fds"
 alive=$(kill -0 "$SERVER" 2>/dev/null && echo yes || echo no)
 echo "server still running: $alive"
