@@ -100,11 +100,14 @@ free_port() { # a loopback port nothing listens on, other than the ones given
 }
 
 CURL=(curl -sS --noproxy '*' --max-time 30)
-# wait_http URL SECONDS PID: until URL answers 200, the process dies, or SECONDS of wall time
-# have passed (polled; each try is bounded, so a busy machine costs tries, never the deadline's
-# meaning). WAIT_SCALE (default 1) multiplies every deadline, for very slow machines.
+# wait_http URL SECONDS PID: until URL answers 200, the process dies, or SECONDS (at least 60)
+# of wall time have passed (polled; each try is bounded, so a busy machine costs tries, never
+# the deadline's meaning; a long deadline only costs time when something is broken).
+# WAIT_SCALE (default 1) multiplies every deadline, for very slow machines.
 wait_http() {
-  local url=$1 pid=$3 end=$((SECONDS + $2 * ${WAIT_SCALE:-1}))
+  local url=$1 pid=$3 secs=$2
+  [ "$secs" -ge 60 ] || secs=60
+  local end=$((SECONDS + secs * ${WAIT_SCALE:-1}))
   while :; do
     kill -0 "$pid" 2>/dev/null || return 1
     [ "$("${CURL[@]}" --max-time 5 -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 200 ] && return 0
