@@ -14,6 +14,7 @@
 # Usage: scripts/apache-check.sh
 #   SITEMAPD_BIN=path  use this binary instead of building target/release/sitemapd
 #   KEEP_TMP=1         keep the temporary directory (logs, bodies) for inspection
+#   WAIT_SCALE=N       multiply every readiness deadline (180 s sitemapd, 60 s the server)
 # Installs apache2 with apt-get when it is missing (needs root or sudo; the service is not
 # started). Only 127.0.0.1 is used. Prints a PASS/FAIL line per check, then "N passed, N
 # failed"; exits 1 when anything failed.
