@@ -273,7 +273,12 @@ impl Service {
     ) {
         // Sweeps stop with the server, also when this future is dropped, and the leases
         // with them (another replica takes over at once).
-        let mut tasks = match self.replica_lease {
+        let shared = self
+            .app
+            .sites
+            .first()
+            .is_some_and(|site| site.first().store.shared_by_replicas());
+        let mut tasks = match self.replica_lease && shared {
             true => self.share_with_replicas(),
             false => Vec::new(),
         };

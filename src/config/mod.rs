@@ -303,7 +303,7 @@ impl Config {
             routed_by_host: sites_file.is_some(),
             sites,
             notify: notify_config(vars)?,
-            replica_lease: parse_with(vars, "REPLICA_LEASE", "off", "on or off", |v| {
+            replica_lease: parse_with(vars, "REPLICA_LEASE", "on", "on or off", |v| {
                 match v.to_ascii_lowercase().as_str() {
                     "on" => Some(true),
                     "off" => Some(false),

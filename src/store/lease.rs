@@ -23,6 +23,12 @@ pub enum LeaseConnection {
 }
 
 impl Store {
+    /// Whether several replicas can share this database (SQLite is one process's file: the
+    /// one replica keeps every site current, with no lease).
+    pub fn shared_by_replicas(&self) -> bool {
+        !matches!(self, Store::Sqlite(_))
+    }
+
     /// Opens the connection `site`'s lease is taken and held with.
     pub async fn lease_connection(&self, site: &str) -> Result<LeaseConnection, StoreError> {
         let hash = xxh3_64(format!("sitemapd lease {site}").as_bytes());

@@ -354,7 +354,24 @@ impl Store {
         expected: &SavedState,
         next: &SavedState,
     ) -> Result<bool, StoreError> {
-        each!(self, s => s.replace_state(site, expected, next).await)
+        let replaced = each!(self, s => s.replace_state(site, expected, next).await)?;
+        if let (true, Store::Postgres(s)) = (replaced, self) {
+            // Followers poll the version too: a lost notification only delays them.
+            if let Err(e) = s.announce_state(site).await {
+                tracing::debug!(error = %crate::error::Chain(&e), "cannot announce the saved state");
+            }
+        }
+        Ok(replaced)
+    }
+
+    /// PostgreSQL: a count that moves when a replica saves a state (one listening
+    /// connection per process); hold the sender while listening. `None`
+    /// elsewhere: followers poll the version.
+    pub fn state_announcements(&self) -> Option<std::sync::Arc<tokio::sync::watch::Sender<u64>>> {
+        match self {
+            Store::Postgres(s) => Some(s.state_announcements()),
+            _ => None,
+        }
     }
 
     /// Upserts `batch` by `loc` into the built-in `sitemap_entries`, in one transaction: new

@@ -4,6 +4,12 @@
 //! [`LEASE_TRY`] that it still does. Its sweepers keep the site's files current while it holds
 //! the lease and follow the stored state otherwise ([`super::Sweeper::keep_current`]).
 //!
+//! The lease is named after the site and what its replicas are configured to keep current
+//! (its groups and their settings, see [`lease_key`]): replicas configured alike share one,
+//! and a replica configured otherwise (a rolling upgrade that adds a group or changes a
+//! setting) takes a lease of its own and keeps its files current by itself, as every replica
+//! did before leases. A follower never waits on a holder that does not keep its groups.
+//!
 //! The lock ends with its connection, so a replica that stops, crashes or is killed frees it at
 //! once, and another takes it at its next try: a clean stop is taken over within a second or
 //! two, a killed replica as soon as the database sees its connection close.
@@ -13,6 +19,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::watch;
+use xxhash_rust::xxh3::xxh3_64;
 
 use prometheus_client::metrics::gauge::Gauge;
 
@@ -48,6 +55,7 @@ impl SiteLease {
         let (tx, holding) = watch::channel(None);
         let holder = Holder {
             store,
+            key: lease_key(&site),
             site,
             held,
             replica: replica.clone(),
@@ -103,9 +111,33 @@ pub fn replica_name() -> String {
     format!("{host}:{}", std::process::id())
 }
 
+/// The name of `site`'s lease: its key and a fingerprint of what this replica keeps current
+/// there (each group's key and everything that decides its files' bytes), so only replicas
+/// that would write the same files share it.
+pub fn lease_key(site: &Site) -> String {
+    let mut config = String::new();
+    for group in &site.groups {
+        let llms = group
+            .llms
+            .as_ref()
+            .map(|l| (l.title.as_str(), l.optional, l.listed));
+        config.push_str(&format!(
+            "{}\n{}\n{}\n{}\n{}\n{llms:?}\n",
+            group.key,
+            group.settings.fingerprint.hex(),
+            group.robots_rules.hex(),
+            group.feed_size,
+            group.news.is_some(),
+        ));
+    }
+    format!("{} {:016x}", site.key, xxh3_64(config.as_bytes()))
+}
+
 /// What the lease task works with.
 struct Holder {
     store: Store,
+    /// The lease's name (see [`lease_key`]).
+    key: String,
     site: Arc<Site>,
     /// `sitemapd_lease_held{site}`.
     held: Gauge,
@@ -122,7 +154,7 @@ impl Holder {
             let held = *tx.borrow() == Some(true);
             let conn = match connection.as_mut() {
                 Some(conn) => conn,
-                None => match self.store.lease_connection(&self.site.key).await {
+                None => match self.store.lease_connection(&self.key).await {
                     Ok(conn) => connection.insert(conn),
                     Err(e) => {
                         tracing::debug!(error = %crate::error::Chain(&e), "cannot reach the database for the lease");

@@ -32,7 +32,8 @@ const VERIFY_IDLE_FACTOR: u32 = 9;
 const DUE_PAUSE_MIN: Duration = Duration::from_millis(20);
 /// The shortest pause between two files of a verification.
 const VERIFY_PAUSE_MIN: Duration = Duration::from_millis(10);
-/// How often a follower reads the version of the stored state (one row by its key).
+/// How often a follower reads the version of the stored state (one row by its key); on
+/// PostgreSQL it also reads it as soon as the holder announces a save.
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
 /// What woke the loop.
@@ -63,15 +64,6 @@ struct Cursor {
     saved: Option<i64>,
 }
 
-/// How a follower ended.
-enum Followed {
-    /// This replica took the lease: it keeps the site current from now on.
-    LeaseTaken,
-    /// The stored files were laid out under other settings (a rolling upgrade that changes
-    /// them): this replica keeps its own files current, as every replica did before leases.
-    OtherSettings,
-}
-
 impl Sweeper {
     /// Runs sweeps for as long as the process lives (see the module's documentation). With a
     /// lease, only while this replica holds it: otherwise it follows the stored state.
@@ -89,19 +81,9 @@ impl Sweeper {
         let mut first = true;
         loop {
             if !lease.holds() {
-                match self.follow(&mut lease, &mut inbox.stale).await {
-                    Followed::LeaseTaken => {
-                        if let Err(e) = self.reload().await {
-                            tracing::warn!(error = %crate::error::Chain(&e), "cannot load the stored state on taking over");
-                        }
-                        first = false;
-                    }
-                    Followed::OtherSettings => {
-                        return self
-                            .keep_current_holding(&mut inbox, refresh, first, None)
-                            .await;
-                    }
-                }
+                self.follow(&mut lease, &mut inbox.stale).await;
+                self.take_over().await;
+                first = false;
             }
             self.keep_current_holding(&mut inbox, refresh, first, Some(&mut lease))
                 .await;
@@ -112,21 +94,24 @@ impl Sweeper {
     /// Serves the stored state while another replica keeps it current: loads it again whenever
     /// its version moves, and tells the holder of rows a render here met that the stored files
     /// do not describe (through the source's change log). Until the lease is taken.
-    async fn follow(
-        &self,
-        lease: &mut SiteLease,
-        stale: &mut crate::site::StaleReports,
-    ) -> Followed {
+    ///
+    /// The holder is configured as this replica is (the lease's name says so): files stored
+    /// under other settings are the holder's before its first sweep (or an older replica's, in
+    /// a rolling upgrade), so they are not served, and the holder's own are awaited.
+    async fn follow(&self, lease: &mut SiteLease, stale: &mut crate::site::StaleReports) {
         let group = &self.group;
         tracing::info!(group = %group.key, "following the replica that keeps this site current");
+        // PostgreSQL: the holder announces each save, heard at once; the poll stays, in case
+        // a notification is lost (and is the only way elsewhere).
+        let announcements = group.store.state_announcements();
+        let mut announced = announcements.as_ref().map(|sender| sender.subscribe());
         let mut seen: Option<i64> = None;
         loop {
             match group.store.state_version(&group.key).await {
                 Ok(version) if seen != Some(version) => {
                     match group.store.load_state(&group.key).await {
-                        Ok(stored) if stored.is_empty() => seen = Some(version),
-                        Ok(stored) if !super::made_under(&stored, group) => {
-                            return Followed::OtherSettings;
+                        Ok(stored) if stored.is_empty() || !super::made_under(&stored, group) => {
+                            seen = Some(version)
                         }
                         Ok(stored) => {
                             self.install_stored(&stored);
@@ -144,13 +129,28 @@ impl Sweeper {
                 }
             }
             tokio::select! {
-                () = lease.taken() => return Followed::LeaseTaken,
+                () = lease.taken() => return,
                 Some(report) = stale.recv() => {
                     if let Err(e) = group.store.log_change(&group.source, report.range).await {
                         tracing::debug!(error = %crate::error::Chain(&e), "cannot tell the holder of a stale file");
                     }
                 }
                 () = tokio::time::sleep(FOLLOW_POLL) => {}
+                () = announced_save(&mut announced) => {}
+            }
+        }
+    }
+
+    /// On taking the lease: serves what the replica before stored, when it was laid out under
+    /// this replica's settings (files laid out under others are laid out again by the sweeps).
+    async fn take_over(&self) {
+        match self.group.store.load_state(&self.group.key).await {
+            Ok(stored) if !stored.is_empty() && super::made_under(&stored, &self.group) => {
+                self.install_stored(&stored)
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %crate::error::Chain(&e), "cannot load the stored state on taking over")
             }
         }
     }
@@ -366,6 +366,18 @@ impl Sweeper {
                 tracing::debug!(error = %crate::error::Chain(&e), "cannot store the change-log cursor")
             }
         }
+    }
+}
+
+/// Completes when a replica announces a saved state; never where none are announced.
+async fn announced_save(announced: &mut Option<tokio::sync::watch::Receiver<u64>>) {
+    match announced {
+        Some(rx) => {
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -91,6 +91,15 @@ async fn listed(client: &reqwest::Client, replica: &Serving) -> Result<BTreeSet<
     Ok(urls)
 }
 
+/// What a follower must keep doing while the holder changes hands: answer `/readyz` with 200
+/// (it serves the stored state) and every file its index lists without a 503.
+async fn still_serving(client: &reqwest::Client, replica: &Serving) {
+    let ready = client.get(replica.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 200, "/readyz of {}", replica.addr);
+    let files = listed(client, replica).await;
+    assert_ne!(files, Err(503), "a file of {} answered 503", replica.addr);
+}
+
 /// The URLs the table holds.
 async fn in_table(db: &TestDb) -> BTreeSet<String> {
     let n = db.scalar("SELECT MAX(id) FROM sitemap_entries").await;
@@ -136,6 +145,9 @@ async fn a_killed_holder_is_taken_over_and_every_change_shows_on_every_replica(b
         .await;
         if id == 215 {
             drop(replicas[holder].take()); // SIGKILL
+        }
+        for replica in replicas.iter().flatten() {
+            still_serving(&client, replica).await;
         }
         if id % 3 == 0 {
             db.exec(&format!(

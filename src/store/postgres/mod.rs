@@ -1,5 +1,5 @@
 //! PostgreSQL backend: how it connects, its dialect, and LISTEN/NOTIFY waking the change-log
-//! reader.
+//! reader and the followers of a replica that saved a state.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use sqlx::postgres::{
     PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgQueryResult, PgRow,
 };
 use sqlx::{ConnectOptions, Postgres, Row, Transaction};
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 mod watch;
 
@@ -23,6 +23,9 @@ use crate::store::Connection;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
+/// Where the replica keeping a site current says it saved a group's state (the payload is the
+/// group's key): followers load it at once instead of at their next version poll.
+const STATE_CHANNEL: &str = "sitemapd_state";
 
 /// Rows inserted with explicit ids (by a CMS, a script) leave the identity sequence behind the
 /// table; this moves it past the highest id, never back, so imported rows get fresh ids.
@@ -194,36 +197,106 @@ impl Sql<Postgres> {
         let weak = Arc::downgrade(&wake);
         let pool = self.pool.clone();
         tokio::spawn(async move {
-            loop {
-                let mut listener = match connect_listener(&pool).await {
-                    Ok(listener) => listener,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "cannot listen for change notifications; retrying");
-                        tokio::time::sleep(Duration::from_secs(2)).await;
-                        continue;
-                    }
-                };
-                loop {
-                    let Some(wake) = weak.upgrade() else { return };
-                    let heard =
-                        tokio::time::timeout(Duration::from_secs(5), listener.try_recv()).await;
-                    match heard {
-                        Ok(Ok(Some(_))) => wake.notify_one(),
-                        // Timed out: see whether anyone still reads.
-                        Err(_) => {}
-                        // The connection dropped: listen again.
-                        Ok(Ok(None)) | Ok(Err(_)) => break,
-                    }
+            let heard = || match weak.upgrade() {
+                Some(wake) => {
+                    wake.notify_one();
+                    true
                 }
-            }
+                None => false,
+            };
+            listen(&pool, CHANGE_CHANNEL, heard, || weak.strong_count() > 0).await
         });
         wake
     }
 }
 
-async fn connect_listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+impl Sql<Postgres> {
+    /// Tells the followers that `key`'s stored state moved (after the save committed).
+    pub async fn announce_state(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(STATE_CHANNEL)
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A count that moves whenever a replica announces a saved state on this database (any
+    /// group's: a follower then reads its own group's version, one row). One listening
+    /// connection per process, shared by every follower, ending once none holds the returned
+    /// sender.
+    pub fn state_announcements(&self) -> Arc<watch::Sender<u64>> {
+        let mut shared = self.state_listener.lock().expect("state listener lock");
+        if let Some(sender) = shared.upgrade() {
+            return sender;
+        }
+        let sender = Arc::new(watch::channel(0u64).0);
+        *shared = Arc::downgrade(&sender);
+        let weak = Arc::downgrade(&sender);
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            listen(
+                &pool,
+                STATE_CHANNEL,
+                || match weak.upgrade() {
+                    Some(sender) => {
+                        sender.send_modify(|n| *n = n.wrapping_add(1));
+                        true
+                    }
+                    None => false,
+                },
+                || weak.strong_count() > 0,
+            )
+            .await
+        });
+        sender
+    }
+}
+
+/// Listens on `channel` for as long as `wanted` says so (asked at least every 5 s), calling
+/// `heard` for each notification (it says whether anyone still wants them); reconnects when
+/// the connection drops.
+async fn listen(
+    pool: &PgPool,
+    channel: &str,
+    mut heard: impl FnMut() -> bool,
+    wanted: impl Fn() -> bool,
+) {
+    loop {
+        let mut listener = match connect_listener(pool, channel).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                tracing::debug!(error = %e, channel, "cannot listen for notifications; retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                if !wanted() {
+                    return;
+                }
+                continue;
+            }
+        };
+        loop {
+            if !wanted() {
+                return;
+            }
+            let got = tokio::time::timeout(Duration::from_secs(5), listener.try_recv()).await;
+            match got {
+                Ok(Ok(Some(_))) => {
+                    if !heard() {
+                        return;
+                    }
+                }
+                // Timed out: see whether anyone still reads.
+                Err(_) => {}
+                // The connection dropped: listen again.
+                Ok(Ok(None)) | Ok(Err(_)) => break,
+            }
+        }
+    }
+}
+
+async fn connect_listener(pool: &PgPool, channel: &str) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(CHANGE_CHANNEL).await?;
+    listener.listen(channel).await?;
     Ok(listener)
 }
 

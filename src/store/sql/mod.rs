@@ -177,13 +177,20 @@ pub(super) use impl_sql;
 pub struct Sql<DB: Database> {
     pub(in crate::store) pool: Pool<DB>,
     reads: Arc<Reads>,
+    /// PostgreSQL: the listener followers hear of saved states through, while any follows.
+    pub(in crate::store) state_listener: StateListener,
 }
+
+/// The one listener of a pool (and its clones) for saved states, while anyone holds it.
+pub(in crate::store) type StateListener =
+    Arc<std::sync::Mutex<std::sync::Weak<tokio::sync::watch::Sender<u64>>>>;
 
 impl<DB: Database> Clone for Sql<DB> {
     fn clone(&self) -> Self {
         Self {
             pool: self.pool.clone(),
             reads: self.reads.clone(),
+            state_listener: self.state_listener.clone(),
         }
     }
 }
@@ -349,6 +356,7 @@ impl<DB: Dialect> Sql<DB> {
         Self {
             reads: Arc::new(Reads::new::<DB>(source)),
             pool,
+            state_listener: Default::default(),
         }
     }
 
@@ -358,7 +366,10 @@ impl<DB: Dialect> Sql<DB> {
 
     /// The same database (and connection pool) read from another source table or view.
     pub fn for_source(&self, source: &str) -> Self {
-        Self::new(self.pool.clone(), source)
+        Self {
+            state_listener: self.state_listener.clone(),
+            ..Self::new(self.pool.clone(), source)
+        }
     }
 }
 
