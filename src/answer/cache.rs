@@ -61,8 +61,8 @@ impl CachedFile {
 
 #[derive(Debug, Clone)]
 enum Progress {
-    /// This many chunks so far.
-    Running(usize),
+    /// Chunks are coming (each one sends this anew, waking the requests that follow).
+    Running,
     /// Every chunk is there; `Some`: they are not the bytes the key names (see
     /// [`Landing::Revised`]).
     Done(Option<Validators>),
@@ -87,12 +87,6 @@ pub enum Landing {
 pub enum RenderFailed {
     #[error("the render failed")]
     Store(#[source] Arc<StoreError>),
-    #[error(
-        "the rows changed since the file's validators were taken, after a slow render had \
-         started to stream: the response is aborted rather than completed under the ETag of \
-         other bytes; the next sweep dates the file anew"
-    )]
-    Stale,
 }
 
 /// A finished render as each of its requests gets it.
@@ -120,7 +114,7 @@ impl Flight {
     fn new() -> Self {
         Self {
             chunks: Mutex::new(Vec::new()),
-            progress: watch::channel(Progress::Running(0)).0,
+            progress: watch::channel(Progress::Running).0,
             followers: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -131,7 +125,7 @@ impl Flight {
         }
         let mut chunks = self.chunks.lock().expect("flight lock");
         chunks.push(chunk);
-        self.progress.send_replace(Progress::Running(chunks.len()));
+        self.progress.send_replace(Progress::Running);
     }
 
     fn whole(&self) -> CachedFile {
@@ -159,7 +153,7 @@ impl Flight {
         let mut rx = self.progress.subscribe();
         loop {
             match rx.borrow_and_update().clone() {
-                Progress::Running(_) => {}
+                Progress::Running => {}
                 Progress::Done(revised) => {
                     return Ok(Finished {
                         file: self.whole(),
@@ -174,9 +168,9 @@ impl Flight {
     }
 
     /// The file from its first byte, as fast as the render produces it, for a request that
-    /// has sent its headers already. A failed render, or one whose bytes turned out not to be
-    /// the key's, ends the stream with an error before its last bytes, so the response is
-    /// aborted rather than completed under the ETag of other bytes.
+    /// sends it under no validators (see `Opened::unvalidated`): a render whose rows changed
+    /// meanwhile is still a whole, valid file, so it goes out whole; only a failed render ends
+    /// the stream with an error, aborting the response.
     pub fn follow(self: Arc<Self>) -> BoxStream<'static, io::Result<Bytes>> {
         let rx = self.progress.subscribe();
         stream::unfold((self, rx, 0usize), |(flight, mut rx, next)| async move {
@@ -185,28 +179,21 @@ impl Flight {
                     return None;
                 }
                 let progress = rx.borrow_and_update().clone();
-                let (available, done) = match progress {
-                    Progress::Running(n) => (n, false),
-                    Progress::Done(None) => {
-                        (flight.chunks.lock().expect("flight lock").len(), true)
-                    }
-                    Progress::Done(Some(_)) => {
-                        let err = io::Error::other(RenderFailed::Stale);
-                        return Some((Err(err), (flight, rx, usize::MAX)));
-                    }
+                let done = match progress {
+                    Progress::Running => false,
+                    Progress::Done(_) => true,
                     Progress::Failed(error) => {
                         let err = io::Error::other(RenderFailed::Store(error));
                         return Some((Err(err), (flight, rx, usize::MAX)));
                     }
                 };
-                // The last chunk goes out only once the render is known to match the key.
-                let sendable = if done {
-                    available
-                } else {
-                    available.saturating_sub(1)
-                };
-                if next < sendable {
-                    let chunk = flight.chunks.lock().expect("flight lock")[next].clone();
+                let chunk = flight
+                    .chunks
+                    .lock()
+                    .expect("flight lock")
+                    .get(next)
+                    .cloned();
+                if let Some(chunk) = chunk {
                     return Some((Ok(chunk), (flight, rx, next + 1)));
                 }
                 if done || rx.changed().await.is_err() {
@@ -398,26 +385,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_streamed_render_whose_rows_changed_is_aborted_before_its_last_bytes() {
+    async fn a_streamed_render_whose_rows_changed_still_goes_out_whole() {
         use futures::TryStreamExt;
         let cache = PageCache::new(1024);
         let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
             panic!()
         };
         flight.push(Bytes::from_static(b"ab"));
-        flight.push(Bytes::from_static(b"cd"));
         let mut stream = flight.clone().follow();
         let first = stream.try_next().await.unwrap().unwrap();
-        assert_eq!(&first[..], b"ab", "all but the last chunk stream at once");
+        assert_eq!(&first[..], b"ab", "chunks stream as they come");
+        flight.push(Bytes::from_static(b"cd"));
         let revised = Validators {
             fingerprint: Fingerprint(9),
             changed_at: 1,
         };
         cache.land(&key(1), Landing::Revised(revised));
-        assert!(
-            stream.try_next().await.is_err(),
-            "never completed under the key"
-        );
+        let rest: Vec<Bytes> = stream.try_collect().await.unwrap();
+        assert_eq!(rest, vec![Bytes::from_static(b"cd")], "sent whole, not cut");
     }
 
     #[test]

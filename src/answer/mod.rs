@@ -38,6 +38,10 @@ pub struct Opened {
     /// The render met rows that changed since the document's validators were taken: the
     /// bytes are a whole file of their own, sent under these instead.
     pub revised: Option<Revised>,
+    /// The bytes stream from a render too slow to wait for, before it is known which
+    /// validators they carry: they go out under none (no ETag, no Last-Modified), so a body is
+    /// never sent under the validators of other bytes, and never cut for it either.
+    pub unvalidated: bool,
 }
 
 /// Validators of a rendered body that replace the document's (see [`Opened::revised`]).
@@ -106,8 +110,8 @@ pub enum AnswerError {
 /// How long a request waits for a page's render to end before it streams the render instead.
 /// Waiting means the bytes sent are known whole and under their own validators (rows may
 /// change while a file renders); a render slower than this (a database that crawls) streams
-/// from its first bytes under the file's stored validators, and is aborted if its rows turn out
-/// to have changed.
+/// from its first bytes under no validators at all ([`Opened::unvalidated`]): the rows may turn
+/// out to have changed, and the body is whole either way.
 const WHOLE_RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A page's gzip bytes as a request sends them.
@@ -253,6 +257,7 @@ impl Reader {
                     stream,
                     len,
                     revised: None,
+                    unvalidated: false,
                 });
             }
             Body::Page {
@@ -275,6 +280,7 @@ impl Reader {
                     stream,
                     len,
                     revised: None,
+                    unvalidated: true,
                 });
             }
         };
@@ -284,11 +290,13 @@ impl Reader {
                 len: Some(finished.file.len()),
                 stream: finished.file.stream(),
                 revised,
+                unvalidated: false,
             },
             _ => Opened {
                 stream: gunzip(finished.file.stream()),
                 len: None,
                 revised,
+                unvalidated: false,
             },
         })
     }
@@ -383,6 +391,7 @@ impl Reader {
             len: Some(text.len()),
             stream: futures::stream::once(async { Ok(text) }).boxed(),
             revised,
+            unvalidated: false,
         })
     }
 

@@ -224,8 +224,14 @@ impl App {
             Wanted::Headers => (empty_body(), self.reader.known_len(&document.body)),
             Wanted::Body => {
                 let opened = self.reader.open(document.body).await?;
-                if let (Some(revised), Some(headers)) = (&opened.revised, response.headers_mut()) {
-                    revise_validators(headers, revised);
+                if let Some(headers) = response.headers_mut() {
+                    if let Some(revised) = &opened.revised {
+                        revise_validators(headers, revised);
+                    }
+                    if opened.unvalidated {
+                        headers.remove(header::ETAG);
+                        headers.remove(header::LAST_MODIFIED);
+                    }
                 }
                 (Body::from_stream(opened.stream), opened.len)
             }

@@ -87,7 +87,7 @@ async fn a_render_that_meets_changed_rows_never_answers_under_the_old_etag(backe
     }
     assert!(
         app.metric("sitemapd_stale_renders_total").await >= 2.0,
-        "both stale renders were aborted"
+        "both stale renders were noticed"
     );
 }
 
