@@ -220,6 +220,9 @@ impl Service {
                     sites.clone(),
                     config.routed_by_host,
                     crawlers.clone(),
+                    // The service's one verifier goes here once the app builds it.
+                    crate::verify::Verifier::start(crawlers.clone(), config.verify.clone(), None)
+                        .await,
                     metrics.crawl_log.clone(),
                 )
                 .await?;

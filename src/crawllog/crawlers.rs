@@ -1,12 +1,9 @@
 //! Which registry crawler a logged request came from, and whether its client address proves it.
 //!
 //! Classification is the crawler registry's ([`Registry::classify`]); crawlers it marks
-//! purpose `search` get coverage, recrawl and freshness. Verification plugs in at
-//! [`Verifier::trust`]: until the verification engine is merged here, every crawler is
-//! claimed-but-unverified and the reports count claimed fetches (as `CRAWLER_VERIFY=off`
-//! does for the ledger).
+//! purpose `search` get coverage, recrawl and freshness. Whether a fetch counts as the
+//! crawler's own is [`counts`]: the verdict comes from [`crate::verify::Verifier`].
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use crate::crawlers::{CrawlerId, Purpose, Registry, Trust};
@@ -61,29 +58,27 @@ impl Crawlers {
     }
 }
 
-/// Tells true crawlers from forged ones by their logged client address.
-#[derive(Debug, Clone, Default)]
-pub struct Verifier {
-    /// Whether an engine checks addresses (then only verified fetches count as the crawler's).
-    checking: bool,
+/// Whether a fetch of this trust counts as the crawler's own (coverage, recrawl, freshness,
+/// outside the sitemaps): verified ones when addresses are checked (`verifying`), claimed ones
+/// otherwise; a forged one never. Robots compliance counts every fetch, split by trust.
+pub fn counts(verifying: bool, trust: Trust) -> bool {
+    match trust {
+        Trust::Verified => true,
+        Trust::Unverified => !verifying,
+        Trust::Forged => false,
+    }
 }
 
-impl Verifier {
-    /// VERIFICATION PLUGS IN HERE: ask the verification engine about `client` for `crawler`
-    /// (cached, bounded). Until it is merged, nothing is checked and every claim stays
-    /// unverified.
-    pub fn trust(&self, _crawler: &Known, _client: IpAddr) -> Trust {
-        Trust::Unverified
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Whether a fetch of this trust counts as the crawler's own (coverage, recrawl, freshness,
-    /// outside the sitemaps): verified ones when addresses are checked, claimed ones otherwise;
-    /// a forged one never.
-    pub fn counts(&self, trust: Trust) -> bool {
-        match trust {
-            Trust::Verified => true,
-            Trust::Unverified => !self.checking,
-            Trust::Forged => false,
-        }
+    #[test]
+    fn an_unverified_claim_counts_only_when_nothing_is_checked() {
+        assert!(counts(true, Trust::Verified));
+        assert!(!counts(true, Trust::Unverified));
+        assert!(!counts(true, Trust::Forged));
+        assert!(counts(false, Trust::Unverified));
+        assert!(!counts(false, Trust::Forged));
     }
 }

@@ -41,6 +41,10 @@ pub struct CrawlLogMetrics {
     pub lines: Family<ResultLabels, Counter>,
     /// Crawler lines lost because the writer was behind (the queue was full).
     pub dropped: Counter,
+    /// Crawler lines counted unverified because too many waited for a verdict.
+    pub verify_busy: Counter,
+    /// Crawler lines whose batch the database took.
+    pub written: Counter,
     /// Batches the database did not take (their lines are lost).
     pub write_failures: Counter,
     pub fetched: Family<CrawlerLabels, Gauge>,
@@ -67,6 +71,16 @@ impl CrawlLogMetrics {
             "access_log_dropped_lines",
             "Crawler lines of the access log dropped because the database writer was behind",
             self.dropped.clone(),
+        );
+        registry.register(
+            "access_log_verify_busy_lines",
+            "Crawler lines of the access log counted unverified because too many waited for a verdict",
+            self.verify_busy.clone(),
+        );
+        registry.register(
+            "access_log_written_lines",
+            "Crawler lines of the access log written to the database (their batch was taken)",
+            self.written.clone(),
         );
         registry.register(
             "access_log_write_failures",

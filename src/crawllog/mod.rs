@@ -6,12 +6,13 @@
 //! # Layout
 //!
 //! - [`syslog`] and [`line`]: a datagram's lines unframed and parsed into a [`line::Fetch`].
-//! - `receiver`: the UDP socket; counts every line (`parsed`, `unparsed`, `ignored`) and queues
-//!   crawlers' requests in a bounded queue (full: dropped and counted, memory stays flat).
+//! - `receiver`: the UDP socket; counts every line (`parsed`, `unparsed`, `ignored`), gets each
+//!   crawler's request its verdict from [`crate::verify`] without waiting on the socket, and
+//!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
 //!   (see [`crate::store`]).
 //! - [`report`]: the summary the status page reads, remade in the background.
-//! - [`crawlers`]: which crawler a request names, and where verification plugs in.
+//! - [`crawlers`]: which crawler a request names, and whether its fetch counts as its own.
 
 pub mod crawlers;
 pub mod line;
@@ -29,7 +30,8 @@ use tokio::sync::mpsc;
 
 use crate::crawlers::Registry;
 use crate::site::Site;
-use crawlers::{Crawlers, Verifier};
+use crate::verify::Verifier;
+use crawlers::Crawlers;
 pub use metrics::CrawlLogMetrics;
 use report::{CrawlReport, Reporter};
 use writer::Writer;
@@ -66,12 +68,13 @@ pub struct CrawlLogError {
 
 impl CrawlLog {
     /// Binds `addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
-    /// by `registry`.
+    /// by `registry` and telling true ones from forged ones by `verifier`.
     pub async fn start(
         addr: SocketAddr,
         sites: Vec<Arc<Site>>,
         routed_by_host: bool,
         registry: Arc<Registry>,
+        verifier: Arc<Verifier>,
         metrics: CrawlLogMetrics,
     ) -> Result<(Arc<Self>, CrawlLogTasks), CrawlLogError> {
         let socket = UdpSocket::bind(addr)
@@ -85,7 +88,7 @@ impl CrawlLog {
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
         let writer = Writer::new(
             sites.clone(),
-            Verifier::default(),
+            verifier.is_on(),
             metrics.clone(),
             routed_by_host,
         );
@@ -96,7 +99,11 @@ impl CrawlLog {
             last: last.clone(),
         };
         let tasks = CrawlLogTasks(vec![
-            tokio::spawn(receiver::receive(socket, crawlers, queue, metrics)),
+            tokio::spawn(receiver::receive(
+                socket,
+                crawlers,
+                receiver::Onward::new(verifier, queue, metrics),
+            )),
             tokio::spawn(writer.run(lines)),
             tokio::spawn(reporter.run()),
         ]);

@@ -2,8 +2,10 @@
 //! recrawl, freshness, paths outside the sitemaps and robots.txt violations. Computed in SQL
 //! (indexed counts, one join with each group's source) in the background and kept as a
 //! summary: the status page and `/status.json` read the last one, never the database. It is
-//! remade after a pause of ten times its own cost, from 2 seconds to a minute: a small site's
-//! report is seconds old, and one of 10M URLs costs the database at most a tenth of its time.
+//! remade after a pause of ten times its own cost, from 2 seconds to 10 minutes: a small site's
+//! report is seconds old, and one of 10M URLs (seconds of the database's work: a count over
+//! each crawler's fetches and a join with the source) costs the database at most a tenth of
+//! its time, whatever its size.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -27,8 +29,8 @@ const OUTSIDE_SHOWN: i64 = 100;
 const VIOLATION_EXAMPLES: usize = 5;
 /// Search crawlers every group's report lists, fetched or not.
 const ALWAYS_SHOWN: [&str; 2] = ["Googlebot", "bingbot"];
-/// The report is remade at least this often, and no more often than `MIN_PERIOD`.
-const MAX_PERIOD: Duration = Duration::from_secs(60);
+/// The pause between reports is ten times the last one's cost, within these bounds.
+const MAX_PERIOD: Duration = Duration::from_secs(600);
 const MIN_PERIOD: Duration = Duration::from_secs(2);
 
 /// The last report made.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::crawlers::{Known, Verifier};
+use super::crawlers::{counts, Known};
 use super::metrics::CrawlLogMetrics;
 use super::receiver::Seen;
 use crate::robots::RobotsTxt;
@@ -34,7 +34,9 @@ const TRIM_EVERY: Duration = Duration::from_secs(60);
 /// What the writer needs of the service.
 pub struct Writer {
     pub sites: Vec<Arc<Site>>,
-    pub verifier: Verifier,
+    /// Whether client addresses are checked (`CRAWLER_VERIFY`): then only verified fetches
+    /// count as a crawler's own.
+    pub verifying: bool,
     pub metrics: CrawlLogMetrics,
     /// Whether the requests' Host chooses the site (several sites); one site takes every line.
     pub routed_by_host: bool,
@@ -44,14 +46,14 @@ pub struct Writer {
 impl Writer {
     pub fn new(
         sites: Vec<Arc<Site>>,
-        verifier: Verifier,
+        verifying: bool,
         metrics: CrawlLogMetrics,
         routed_by_host: bool,
     ) -> Self {
         let robots = vec![None; sites.len()];
         Self {
             sites,
-            verifier,
+            verifying,
             metrics,
             routed_by_host,
             robots,
@@ -74,9 +76,14 @@ impl Writer {
                     Ok(_) => {}
                 }
             }
-            if let Err(e) = self.write(&batch).await {
-                self.metrics.write_failures.inc();
-                tracing::warn!(error = %crate::error::Chain(&e), lines = batch.len(), "could not write crawler fetches");
+            match self.write(&batch).await {
+                Ok(()) => {
+                    self.metrics.written.inc_by(batch.len() as u64);
+                }
+                Err(e) => {
+                    self.metrics.write_failures.inc();
+                    tracing::warn!(error = %crate::error::Chain(&e), lines = batch.len(), "could not write crawler fetches");
+                }
             }
             batch.clear();
             if trimmed.elapsed() >= TRIM_EVERY {
@@ -132,13 +139,13 @@ impl Writer {
         let mut paths = PathCounts::default();
         let mut counted = Vec::new();
         for seen in seen {
-            let trust = self.verifier.trust(&seen.crawler, seen.fetch.client);
+            let trust = seen.trust;
             let verdict = robots.evaluate(&seen.crawler.token, &seen.fetch.target);
             if !verdict.allowed {
                 let rule = verdict.decided_by.map(|r| r.to_string());
                 paths.add("disallowed", seen, trust.as_str(), rule);
             }
-            if seen.crawler.search && self.verifier.counts(trust) {
+            if seen.crawler.search && counts(self.verifying, trust) {
                 counted.push((*seen, trust));
             }
         }
@@ -420,6 +427,7 @@ mod tests {
                 token: "Googlebot".into(),
                 search: true,
             },
+            trust: crate::crawlers::Trust::Verified,
         }
     }
 

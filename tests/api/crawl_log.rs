@@ -1,9 +1,10 @@
 //! The crawl log (ACCESS_LOG_ADDR): a real nginx sends its access log through syslog with the
 //! shipped `deploy/nginx/sitemapd-access-log.conf`; crawlers' requests through it become
 //! coverage, waiting-for-recrawl, freshness, outside-the-sitemaps and robots violations in
-//! `/status.json`, kept in the database across a restart.
+//! `/status.json`, kept in the database across a restart. Apache and Caddy are in
+//! `crawl_log_fronts`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -11,9 +12,9 @@ use serde_json::Value;
 
 use crate::helpers::{eventually, spawn_app, template_file, Backend, TestApp, TestDb, GOOGLEBOT};
 
-const BINGBOT: &str = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)";
-const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
-const HOST: &str = "www.example.com";
+pub const BINGBOT: &str = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)";
+pub const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+pub const HOST: &str = "www.example.com";
 
 /// nginx, installed with apt-get when missing (as a user's machine would get it).
 fn nginx_binary() -> PathBuf {
@@ -118,7 +119,16 @@ impl Nginx {
     }
 
     async fn get(&self, path: &str, user_agent: &str) -> u16 {
-        let client = reqwest::Client::new();
+        self.get_from("127.0.0.1".parse().unwrap(), path, user_agent)
+            .await
+    }
+
+    /// A request from the client address `from` (any 127.0.0.0/8 address is local).
+    async fn get_from(&self, from: IpAddr, path: &str, user_agent: &str) -> u16 {
+        let client = reqwest::Client::builder()
+            .local_address(from)
+            .build()
+            .unwrap();
         // nginx may still be starting: retry a refused connection.
         let response = eventually(
             "nginx to answer",
@@ -138,36 +148,60 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// `nginx -s quit`, then waits for the master, which waits for its workers: none is left
+    /// behind. A master that does not stop in time is killed.
     fn drop(&mut self) {
+        let quit = Command::new(&self.binary)
+            .args(self.args())
+            .args(["-s", "quit"])
+            .stderr(Stdio::null())
+            .status();
+        if quit.is_ok_and(|s| s.success()) {
+            stop_within(&mut self.child, std::time::Duration::from_secs(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-fn crawl_log(app: &TestApp) -> &sitemapd::crawllog::CrawlLog {
+/// Waits up to `patience` for `child` to exit; whether it did.
+pub fn stop_within(child: &mut Child, patience: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + patience;
+    while std::time::Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+pub fn crawl_log(app: &TestApp) -> &sitemapd::crawllog::CrawlLog {
     app.app
         .crawl_log
         .as_deref()
         .expect("ACCESS_LOG_ADDR is set")
 }
 
-fn report(app: &TestApp) -> Value {
+pub fn report(app: &TestApp) -> Value {
     serde_json::to_value(&*crawl_log(app).report()).unwrap()
 }
 
-fn googlebot(report: &Value) -> &Value {
+pub fn googlebot(report: &Value) -> &Value {
     &report["sites"][0]["groups"][0]["crawl_log"]["Googlebot"]
 }
 
-async fn start(db: &TestDb, robots: &Path) -> TestApp {
-    spawn_app(
-        &db.url,
-        &[
-            ("ACCESS_LOG_ADDR", "127.0.0.1:0"),
-            ("ROBOTS_TEMPLATE", robots.to_str().unwrap()),
-        ],
-    )
-    .await
+pub async fn start(db: &TestDb, robots: &Path) -> TestApp {
+    start_with(db, robots, &[]).await
+}
+
+async fn start_with(db: &TestDb, robots: &Path, more: &[(&str, &str)]) -> TestApp {
+    let mut vars = vec![
+        ("ACCESS_LOG_ADDR", "127.0.0.1:0"),
+        ("ROBOTS_TEMPLATE", robots.to_str().unwrap()),
+    ];
+    vars.extend_from_slice(more);
+    spawn_app(&db.url, &vars).await
 }
 
 async fn crawlers_fetches_through_nginx_become_coverage_recrawl_and_violations(backend: Backend) {
@@ -410,4 +444,107 @@ fn a_bad_access_log_address_stops_the_start() {
         &[("ACCESS_LOG_ADDR", "syslog-host")],
         &["ACCESS_LOG_ADDR", "syslog-host"],
     );
+}
+
+/// Google's range list as Google publishes it, served on 127.0.0.1 and naming 127.0.0.2 only.
+async fn serve_googlebot_ranges() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = axum::Router::new().route(
+        "/googlebot.json",
+        axum::routing::get(|| async {
+            axum::Json(serde_json::json!({
+                "creationTime": "2026-11-25T00:00:00.000000",
+                "prefixes": [{ "ipv4Prefix": "127.0.0.2/32" }]
+            }))
+        }),
+    );
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    (addr, server)
+}
+
+/// A registry file whose Googlebot is proved by the range list at `ranges` alone.
+fn googlebot_by_ranges(ranges: SocketAddr) -> tempfile::NamedTempFile {
+    template_file(&format!(
+        "[[crawler]]\nname = \"Googlebot\"\ntokens = [\"Googlebot\"]\nuser_agent = [\"Googlebot\"]\n\
+         operator = \"Google\"\npurpose = \"search\"\nverify_dns = []\n\
+         verify_ranges = [\"http://{ranges}/googlebot.json\"]\n\
+         docs = [\"https://developers.google.com/search/docs/crawling-indexing/verifying-googlebot\"]\n"
+    ))
+}
+
+fn violations_of<'a>(report: &'a Value, crawler: &str) -> Option<&'a Value> {
+    report["sites"][0]["robots_violations"]
+        .as_array()?
+        .iter()
+        .find(|v| v["crawler"] == crawler)
+}
+
+/// Googlebot from an address in its published ranges (127.0.0.2) and one claiming its name from
+/// elsewhere (127.0.0.3), through nginx: only the true one's fetches are Googlebot's coverage;
+/// both fetches of a disallowed path count as violations, one verified and one forged; a
+/// "bingbot" from the same address is not bingbot's coverage either.
+async fn forged_googlebot_is_never_googlebot_coverage(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    db.insert(&[(1, "/a"), (2, "/b"), (3, "/c")]).await;
+    let (ranges, _ranges_server) = serve_googlebot_ranges().await;
+    let registry = googlebot_by_ranges(ranges);
+    let robots = template_file("User-agent: *\nDisallow: /private/\n");
+    let app = start_with(
+        &db,
+        robots.path(),
+        &[
+            ("CRAWLERS_FILE", registry.path().to_str().unwrap()),
+            ("CRAWLER_VERIFY", "on"),
+        ],
+    )
+    .await;
+    let nginx = Nginx::start(crawl_log(&app).local_addr());
+    let google: IpAddr = "127.0.0.2".parse().unwrap();
+    let forger: IpAddr = "127.0.0.3".parse().unwrap();
+
+    // The range list may still be on its way at the start: the true Googlebot fetches until
+    // its fetches count as verified.
+    let seen = eventually(
+        "verified and forged Googlebot fetches",
+        || async {
+            nginx.get_from(google, "/a", GOOGLEBOT).await;
+            nginx.get_from(google, "/private/x", GOOGLEBOT).await;
+            nginx.get_from(forger, "/b", GOOGLEBOT).await;
+            nginx.get_from(forger, "/private/y", GOOGLEBOT).await;
+            nginx.get_from(forger, "/c", BINGBOT).await;
+            report(&app)
+        },
+        |r| {
+            violations_of(r, "Googlebot").is_some_and(|v| v["verified"] != 0 && v["forged"] != 0)
+        },
+    )
+    .await;
+    let violations = violations_of(&seen, "Googlebot").expect("Googlebot's violations");
+    assert!(violations["verified"].as_i64().unwrap() >= 1, "{seen:#}");
+    assert!(violations["forged"].as_i64().unwrap() >= 1, "{seen:#}");
+    assert_eq!(googlebot(&seen)["coverage"]["fetched"], 1, "{seen:#}");
+    assert_eq!(googlebot(&seen)["coverage"]["listed"], 3, "{seen:#}");
+    let outside = seen["sites"][0]["outside_sitemaps"].as_array().unwrap();
+    assert!(
+        !outside.iter().any(|p| p["path"] == "/b"),
+        "a forged fetch of a listed URL is no fetch outside the sitemaps either: {seen:#}"
+    );
+    let bing = &seen["sites"][0]["groups"][0]["crawl_log"]["bingbot"];
+    assert_eq!(bing["coverage"]["fetched"], 0, "{seen:#}");
+}
+
+#[tokio::test]
+#[ignore = "needs the verification engine"]
+async fn forged_googlebot_is_never_googlebot_coverage_sqlite() {
+    forged_googlebot_is_never_googlebot_coverage(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the verification engine"]
+async fn forged_googlebot_is_never_googlebot_coverage_postgres() {
+    forged_googlebot_is_never_googlebot_coverage(Backend::Postgres).await;
 }

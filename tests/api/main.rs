@@ -11,6 +11,7 @@ mod cli;
 mod cms_views;
 mod connections;
 mod crawl_log;
+mod crawl_log_fronts;
 mod crawlers;
 mod current;
 mod docs;
