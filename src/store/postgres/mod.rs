@@ -11,7 +11,7 @@ use sqlx::postgres::{
     PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgQueryResult, PgRow,
 };
 use sqlx::{ConnectOptions, Postgres, Row, Transaction};
-use tokio::sync::{watch, Notify};
+use tokio::sync::Notify;
 
 mod watch;
 
@@ -225,12 +225,12 @@ impl Sql<Postgres> {
     /// group's: a follower then reads its own group's version, one row). One listening
     /// connection per process, shared by every follower, ending once none holds the returned
     /// sender.
-    pub fn state_announcements(&self) -> Arc<watch::Sender<u64>> {
+    pub fn state_announcements(&self) -> Arc<tokio::sync::watch::Sender<u64>> {
         let mut shared = self.state_listener.lock().expect("state listener lock");
         if let Some(sender) = shared.upgrade() {
             return sender;
         }
-        let sender = Arc::new(watch::channel(0u64).0);
+        let sender = Arc::new(tokio::sync::watch::channel(0u64).0);
         *shared = Arc::downgrade(&sender);
         let weak = Arc::downgrade(&sender);
         let pool = self.pool.clone();
