@@ -10,6 +10,7 @@
 //! `sitemap_entries` (and its extension tables), whatever `SITEMAP_SOURCE` names.
 
 mod change_log;
+mod crawler_ranges;
 mod crawls;
 pub mod database_url;
 mod error;
@@ -32,6 +33,7 @@ pub use database_url::{DatabaseKind, DatabaseUrl};
 
 use change_log::{poll_change_log, LogCursor, SourceLog};
 pub use change_log::{ChangeFeed, LogReading, Logged};
+pub use crawler_ranges::StoredRanges;
 pub use crawls::{CrawlRow, ListedLoc, PathRow, Waiting};
 pub use error::StoreError;
 pub use import::{Alternate, EntryDetails, ImportCounts, ImportedEntry};

@@ -3,13 +3,31 @@
 //! confirmed by a forward lookup. Checks run off the request path; [`Verifier::cached`] answers
 //! without waiting, [`Verifier::verdict`] waits for the lookups (bounded in time and rate).
 //!
-//! INTERFACE STUB: the engine is being built; until then every claim is unverified.
+//! Client addresses are kept only in the bounded in-memory cache ([`cache`]), for their TTL:
+//! never written to the database or the logs.
 
+mod cache;
+pub mod dns;
+mod lists;
+pub mod ranges;
+mod wire;
+
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry as MetricsRegistry;
+use tokio::sync::{watch, Semaphore};
 
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::store::Store;
+use cache::{Bucket, Cache, Key};
+use dns::Dns;
+pub use dns::DnsOutcome;
+use lists::{Lists, RangeAnswer};
 
 /// What `CRAWLER_VERIFY` and `DNS_SERVER` say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,11 +59,93 @@ pub struct RangeList {
     pub error: Option<String>,
 }
 
+/// How often the published range lists are fetched again.
+const RANGES_REFRESH: Duration = Duration::from_secs(24 * 60 * 60);
+/// DNS outcomes kept at most (the oldest go first).
+const CACHE_CAP: usize = 10_000;
+/// How long a verified or forged outcome is kept at most (less when its DNS TTL says so).
+const DECIDED_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long a decided outcome is kept at least (a TTL of 0 would ask again at every request).
+const DECIDED_TTL_FLOOR: Duration = Duration::from_secs(5 * 60);
+/// How long a failed or timed-out lookup is kept before it is tried again.
+const FAILED_TTL: Duration = Duration::from_secs(5 * 60);
+/// Lookups in flight at most.
+const IN_FLIGHT: usize = 16;
+/// Lookups started per second at most.
+const PER_SECOND: u32 = 50;
+
+/// The limits of the engine (the defaults are the service's; tests may lower them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// DNS outcomes kept at most.
+    pub cache_cap: usize,
+    /// Lookups in flight at most.
+    pub in_flight: usize,
+    /// Lookups started per second at most.
+    pub per_second: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            cache_cap: CACHE_CAP,
+            in_flight: IN_FLIGHT,
+            per_second: PER_SECOND,
+        }
+    }
+}
+
+/// Counts of the engine's work, for metrics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerifyStats {
+    /// Addresses looked up in DNS (one lookup: a PTR query and its forward queries).
+    pub lookups: u64,
+    /// Verdicts answered `Unverified` at once because the lookup limits were reached.
+    pub limited: u64,
+    /// DNS outcomes cached now.
+    pub cached: usize,
+}
+
 /// Tells true crawlers from forged ones. Shared as `Arc<Verifier>`.
-#[derive(Debug)]
 pub struct Verifier {
     registry: Arc<Registry>,
     settings: VerifySettings,
+    engine: Arc<Engine>,
+    /// Per crawler, the index of its suffix set (`None`: no DNS method).
+    dns_group: Vec<Option<u16>>,
+    fetcher: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// The parts shared with the lookups and the fetcher running in their own tasks.
+struct Engine {
+    lists: Lists,
+    dns: Dns,
+    /// Each suffix set, by its index.
+    suffixes: Vec<Vec<String>>,
+    cache: Mutex<Cache>,
+    in_flight: Mutex<HashMap<Key, watch::Receiver<Option<DnsOutcome>>>>,
+    permits: Arc<Semaphore>,
+    bucket: Mutex<Bucket>,
+    lookups: Counter,
+    limited: Counter,
+    cache_size: Gauge,
+}
+
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier")
+            .field("settings", &self.settings)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Verifier {
+    fn drop(&mut self) {
+        if let Some(fetcher) = self.fetcher.take() {
+            fetcher.abort();
+        }
+    }
 }
 
 impl Verifier {
@@ -54,9 +154,79 @@ impl Verifier {
     pub async fn start(
         registry: Arc<Registry>,
         settings: VerifySettings,
-        _store: Option<Store>,
+        store: Option<Store>,
     ) -> Arc<Self> {
-        Arc::new(Self { registry, settings })
+        let mut verifier = Self::new(registry, settings, store, Limits::default());
+        if verifier.settings.on {
+            verifier.engine.lists.load().await;
+            let engine = verifier.engine.clone();
+            verifier.fetcher = Some(tokio::spawn(async move {
+                loop {
+                    engine.lists.fetch_all().await;
+                    tokio::time::sleep(RANGES_REFRESH).await;
+                }
+            }));
+        }
+        Arc::new(verifier)
+    }
+
+    /// A verifier that fetches nothing by itself: its stored lists are loaded, and
+    /// [`Verifier::fetch_ranges`] fetches them. For tests and tools that want the fetches in
+    /// their hands, and limits of their own.
+    pub async fn with_limits(
+        registry: Arc<Registry>,
+        settings: VerifySettings,
+        store: Option<Store>,
+        limits: Limits,
+    ) -> Arc<Self> {
+        let verifier = Self::new(registry, settings, store, limits);
+        if verifier.settings.on {
+            verifier.engine.lists.load().await;
+        }
+        Arc::new(verifier)
+    }
+
+    fn new(
+        registry: Arc<Registry>,
+        settings: VerifySettings,
+        store: Option<Store>,
+        limits: Limits,
+    ) -> Self {
+        let mut urls: Vec<String> = Vec::new();
+        let mut suffixes: Vec<Vec<String>> = Vec::new();
+        let mut dns_group = Vec::with_capacity(registry.len());
+        for info in registry.crawlers() {
+            urls.extend(info.verify_ranges.iter().cloned());
+            dns_group.push(match info.verify_dns.is_empty() {
+                true => None,
+                false => Some(match suffixes.iter().position(|s| *s == info.verify_dns) {
+                    Some(at) => at as u16,
+                    None => {
+                        suffixes.push(info.verify_dns.clone());
+                        (suffixes.len() - 1) as u16
+                    }
+                }),
+            });
+        }
+        let engine = Engine {
+            lists: Lists::new(urls, store),
+            dns: Dns::new(settings.dns_server),
+            suffixes,
+            cache: Mutex::new(Cache::new(limits.cache_cap)),
+            in_flight: Mutex::new(HashMap::new()),
+            permits: Arc::new(Semaphore::new(limits.in_flight.max(1))),
+            bucket: Mutex::new(Bucket::new(limits.per_second.max(1), Instant::now())),
+            lookups: Counter::default(),
+            limited: Counter::default(),
+            cache_size: Gauge::default(),
+        };
+        Self {
+            registry,
+            settings,
+            engine: Arc::new(engine),
+            dns_group,
+            fetcher: None,
+        }
     }
 
     /// Whether verification is on (`CRAWLER_VERIFY`).
@@ -67,21 +237,164 @@ impl Verifier {
     /// The verdict known now for `addr` claiming `crawler`, without waiting: `Some` when it is
     /// decided (verification off, a crawler with no method, a published range, a cached
     /// lookup); `None` when [`Verifier::verdict`] must look it up.
-    pub fn cached(&self, crawler: CrawlerId, _addr: IpAddr) -> Option<Trust> {
-        if !self.settings.on || !self.registry.get(crawler).is_verifiable() {
-            return Some(Trust::Unverified);
-        }
-        None
+    pub fn cached(&self, crawler: CrawlerId, addr: IpAddr) -> Option<Trust> {
+        let addr = addr.to_canonical();
+        let (ranges, group) = match self.methods(crawler, addr) {
+            Ok(decided) => return Some(decided),
+            Err(pending) => pending,
+        };
+        let outcome = lock(&self.engine.cache).get(&(group, addr), Instant::now())?;
+        Some(combine(outcome, ranges))
     }
 
     /// The verdict for `addr` claiming `crawler`, looking it up when it is not cached. Bounded:
     /// a lookup times out, lookups beyond the rate limit answer `Unverified` at once.
     pub async fn verdict(&self, crawler: CrawlerId, addr: IpAddr) -> Trust {
-        self.cached(crawler, addr).unwrap_or(Trust::Unverified)
+        let addr = addr.to_canonical();
+        let (ranges, group) = match self.methods(crawler, addr) {
+            Ok(decided) => return decided,
+            Err(pending) => pending,
+        };
+        match self.engine.clone().lookup((group, addr)).await {
+            Some(outcome) => combine(outcome, ranges),
+            None => Trust::Unverified,
+        }
     }
 
     /// The published range lists and when each was fetched.
     pub fn range_lists(&self) -> Vec<RangeList> {
-        Vec::new()
+        self.engine.lists.states()
     }
+
+    /// Fetches every published range list now (the service does so at start and daily).
+    pub async fn fetch_ranges(&self) {
+        self.engine.lists.fetch_all().await;
+    }
+
+    /// Counts of lookups and of the cache.
+    pub fn stats(&self) -> VerifyStats {
+        VerifyStats {
+            lookups: self.engine.lookups.get(),
+            limited: self.engine.limited.get(),
+            cached: lock(&self.engine.cache).len(),
+        }
+    }
+
+    /// Adds the engine's metrics to `registry`: `crawler_verify_lookups` (addresses looked up
+    /// in DNS), `crawler_verify_limited` (claims answered unverified because the lookup limits
+    /// were reached) and `crawler_verify_cached` (DNS outcomes in the cache).
+    pub fn register(&self, registry: &mut MetricsRegistry) {
+        registry.register(
+            "crawler_verify_lookups",
+            "Client addresses looked up in DNS to verify the crawler they claim",
+            self.engine.lookups.clone(),
+        );
+        registry.register(
+            "crawler_verify_limited",
+            "Crawler claims left unverified because the DNS lookup limits were reached",
+            self.engine.limited.clone(),
+        );
+        registry.register(
+            "crawler_verify_cached",
+            "DNS verification outcomes kept in memory",
+            self.engine.cache_size.clone(),
+        );
+    }
+
+    /// The verdict when the ranges or the lack of a method decide it (`Ok`), else what the
+    /// ranges said and the suffix set to look the address up under (`Err`).
+    fn methods(&self, crawler: CrawlerId, addr: IpAddr) -> Result<Trust, (RangeAnswer, u16)> {
+        let info = self.registry.get(crawler);
+        if !self.settings.on || !info.is_verifiable() {
+            return Ok(Trust::Unverified);
+        }
+        let ranges = self.engine.lists.check(&info.verify_ranges, addr);
+        if ranges == RangeAnswer::Inside {
+            return Ok(Trust::Verified);
+        }
+        match self.dns_group.get(crawler.index()).copied().flatten() {
+            Some(group) => Err((ranges, group)),
+            None if ranges == RangeAnswer::Outside => Ok(Trust::Forged),
+            None => Ok(Trust::Unverified),
+        }
+    }
+}
+
+impl Engine {
+    /// The DNS outcome for `key`: cached, awaited from a lookup in flight, or looked up now if
+    /// the limits allow (`None`: they do not).
+    async fn lookup(self: Arc<Self>, key: Key) -> Option<DnsOutcome> {
+        let mut waiting = {
+            let mut in_flight = lock(&self.in_flight);
+            if let Some(outcome) = lock(&self.cache).get(&key, Instant::now()) {
+                return Some(outcome);
+            }
+            match in_flight.get(&key) {
+                Some(waiting) => waiting.clone(),
+                None => {
+                    let permit = self.admit()?;
+                    let (done, waiting) = watch::channel(None);
+                    in_flight.insert(key, waiting.clone());
+                    tokio::spawn(self.clone().run(key, done, permit));
+                    waiting
+                }
+            }
+        };
+        let outcome = waiting.wait_for(Option::is_some).await.ok()?;
+        *outcome
+    }
+
+    /// A permit to look up, if fewer than the limit are in flight and the rate allows.
+    fn admit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let permit = self.permits.clone().try_acquire_owned().ok();
+        let permit = permit.filter(|_| lock(&self.bucket).take(Instant::now()));
+        if permit.is_none() {
+            self.limited.inc();
+        }
+        permit
+    }
+
+    async fn run(
+        self: Arc<Self>,
+        key: Key,
+        done: watch::Sender<Option<DnsOutcome>>,
+        _permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
+        self.lookups.inc();
+        let (group, addr) = key;
+        let suffixes = &self.suffixes[usize::from(group)];
+        let (outcome, dns_ttl) = self.dns.check(addr, suffixes).await;
+        let ttl = match outcome {
+            DnsOutcome::Failed => FAILED_TTL,
+            DnsOutcome::Confirmed | DnsOutcome::Denied => dns_ttl
+                .map_or(DECIDED_TTL, |ttl| Duration::from_secs(u64::from(ttl)))
+                .clamp(DECIDED_TTL_FLOOR, DECIDED_TTL),
+        };
+        let cached = {
+            let mut cache = lock(&self.cache);
+            cache.insert(key, outcome, ttl, Instant::now());
+            cache.len()
+        };
+        self.cache_size
+            .set(i64::try_from(cached).unwrap_or(i64::MAX));
+        lock(&self.in_flight).remove(&key);
+        done.send_replace(Some(outcome));
+    }
+}
+
+/// The verdict from the DNS outcome and what the ranges said (not inside: that decided already).
+fn combine(outcome: DnsOutcome, ranges: RangeAnswer) -> Trust {
+    match (outcome, ranges) {
+        (DnsOutcome::Confirmed, _) => Trust::Verified,
+        // Every method says no: the lists are loaded and lack it, or there are none.
+        (DnsOutcome::Denied, RangeAnswer::Outside | RangeAnswer::NoLists) => Trust::Forged,
+        // A list never fetched says nothing.
+        (DnsOutcome::Denied, RangeAnswer::Unknown) => Trust::Unverified,
+        (DnsOutcome::Denied, RangeAnswer::Inside) => Trust::Verified,
+        (DnsOutcome::Failed, _) => Trust::Unverified,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -41,3 +41,4 @@ mod serving;
 mod strategies;
 mod stylesheet;
 mod under_writes;
+mod verify_engine;

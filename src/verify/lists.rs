@@ -1,0 +1,210 @@
+//! The published range lists in use: loaded from the database at start, fetched from their
+//! URLs (at start, then daily), stored again after each good fetch. A fetch that fails or
+//! gives a bad or empty list keeps the last good list and shows the error.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use super::ranges::{self, RangeSet};
+use super::RangeList;
+use crate::store::{Store, StoredRanges};
+
+/// How long a fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest list read (Google's is a few dozen KiB).
+const MAX_BODY: usize = 8 << 20;
+
+/// Why a list could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("fetch failed: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("the server answered {0}")]
+    Status(reqwest::StatusCode),
+    #[error("the list is larger than {MAX_BODY} bytes")]
+    TooLarge,
+    #[error("unusable list: {0}")]
+    Parse(#[from] ranges::ParseError),
+}
+
+#[derive(Debug, Default)]
+struct ListState {
+    set: Option<Arc<RangeSet>>,
+    fetched_at: Option<i64>,
+    error: Option<String>,
+}
+
+/// What one crawler's lists say of an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeAnswer {
+    /// The address is in a list.
+    Inside,
+    /// Every list is loaded and none holds it.
+    Outside,
+    /// A list was never loaded: the lists say nothing.
+    Unknown,
+    /// The crawler publishes no list.
+    NoLists,
+}
+
+/// Every URL's list, shared by the request path and the fetcher.
+pub struct Lists {
+    lists: RwLock<BTreeMap<String, ListState>>,
+    store: Option<Store>,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for Lists {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lists")
+            .field("lists", &self.states())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lists {
+    /// The lists of `urls`, none loaded yet.
+    pub fn new(urls: impl IntoIterator<Item = String>, store: Option<Store>) -> Self {
+        let lists = urls
+            .into_iter()
+            .map(|url| (url, ListState::default()))
+            .collect();
+        let client = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .user_agent(concat!("sitemapd/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Self {
+            lists: RwLock::new(lists),
+            store,
+            client,
+        }
+    }
+
+    /// Loads the copies kept in the database; a copy that cannot be read is an error shown.
+    pub async fn load(&self) {
+        let Some(store) = &self.store else { return };
+        let stored = match store.crawler_ranges().await {
+            Ok(stored) => stored,
+            Err(e) => {
+                tracing::warn!(error = %crate::error::Chain(&e), "cannot read the stored crawler IP ranges");
+                return;
+            }
+        };
+        let mut lists = self.lists.write().unwrap_or_else(|e| e.into_inner());
+        for row in stored {
+            let Some(state) = lists.get_mut(&row.url) else {
+                continue;
+            };
+            match ranges::from_text(&row.prefixes) {
+                Ok(prefixes) => {
+                    state.set = Some(Arc::new(RangeSet::new(&prefixes)));
+                    state.fetched_at = Some(row.fetched_at);
+                }
+                Err(e) => state.error = Some(format!("stored copy unusable: {e}")),
+            }
+        }
+    }
+
+    /// Fetches every list once; each good one replaces the one in use and is stored.
+    pub async fn fetch_all(&self) {
+        let urls: Vec<String> = self.read().keys().cloned().collect();
+        for url in urls {
+            self.fetch_one(&url).await;
+        }
+    }
+
+    async fn fetch_one(&self, url: &str) {
+        let fetched = self.download(url).await;
+        let now = chrono::Utc::now().timestamp();
+        let prefixes = match fetched {
+            Ok(prefixes) => prefixes,
+            Err(e) => {
+                let error = crate::error::Chain(&e).to_string();
+                tracing::warn!(
+                    url,
+                    error,
+                    "crawler IP ranges not fetched; the last good list stays"
+                );
+                if let Some(state) = self.write().get_mut(url) {
+                    state.error = Some(error);
+                }
+                return;
+            }
+        };
+        let set = Arc::new(RangeSet::new(&prefixes));
+        if let Some(state) = self.write().get_mut(url) {
+            state.set = Some(set);
+            state.fetched_at = Some(now);
+            state.error = None;
+        }
+        if let Some(store) = &self.store {
+            let row = StoredRanges {
+                url: url.to_string(),
+                fetched_at: now,
+                prefixes: ranges::to_text(&prefixes),
+            };
+            if let Err(e) = store.save_crawler_ranges(&row).await {
+                tracing::warn!(url, error = %crate::error::Chain(&e), "cannot store crawler IP ranges");
+            }
+        }
+    }
+
+    async fn download(&self, url: &str) -> Result<Vec<ipnet::IpNet>, FetchError> {
+        let mut response = self.client.get(url).send().await?;
+        if !response.status().is_success() {
+            return Err(FetchError::Status(response.status()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(FetchError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(ranges::parse_list(&body)?)
+    }
+
+    /// What `urls`' lists say of `addr`.
+    pub fn check(&self, urls: &[String], addr: IpAddr) -> RangeAnswer {
+        if urls.is_empty() {
+            return RangeAnswer::NoLists;
+        }
+        let lists = self.read();
+        let mut all_loaded = true;
+        for url in urls {
+            match lists.get(url).and_then(|state| state.set.as_ref()) {
+                Some(set) if set.contains(addr) => return RangeAnswer::Inside,
+                Some(_) => {}
+                None => all_loaded = false,
+            }
+        }
+        match all_loaded {
+            true => RangeAnswer::Outside,
+            false => RangeAnswer::Unknown,
+        }
+    }
+
+    /// Each list's state, for the status page.
+    pub fn states(&self) -> Vec<RangeList> {
+        self.read()
+            .iter()
+            .map(|(url, state)| RangeList {
+                url: url.clone(),
+                fetched_at: state.fetched_at,
+                prefixes: state.set.as_ref().map_or(0, |set| set.len()),
+                error: state.error.clone(),
+            })
+            .collect()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, ListState>> {
+        self.lists.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, ListState>> {
+        self.lists.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
