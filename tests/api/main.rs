@@ -40,3 +40,4 @@ mod serving;
 mod strategies;
 mod stylesheet;
 mod under_writes;
+mod verification;
