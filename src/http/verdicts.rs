@@ -82,14 +82,14 @@ impl Verdicts {
         at: i64,
     ) {
         let Some(crawler) = crawler else {
-            return self
-                .ledger
+            self.ledger
                 .record(None, Trust::Unverified, &site.key, &file, status, at);
+            return;
         };
         if let Some(trust) = self.verifier.cached(crawler, addr) {
-            return self
-                .ledger
+            self.ledger
                 .record(Some(crawler), trust, &site.key, &file, status, at);
+            return;
         }
         let pending = Pending {
             crawler,
@@ -122,7 +122,7 @@ async fn record_when_decided(
     ledger: Arc<Ledger>,
     verifier: Arc<Verifier>,
 ) {
-    tokio_stream_of(waiting)
+    receiver_stream(waiting)
         .map(|pending| {
             let verifier = verifier.clone();
             async move {
@@ -146,7 +146,7 @@ async fn record_when_decided(
 }
 
 /// The receiver as a stream.
-fn tokio_stream_of<T: Send + 'static>(
+fn receiver_stream<T: Send + 'static>(
     mut receiver: mpsc::Receiver<T>,
 ) -> impl futures::Stream<Item = T> {
     futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
