@@ -267,7 +267,8 @@ async fn other_and_crawlers_without_a_method_are_recorded_at_once_as_unverified(
 
 #[tokio::test]
 async fn a_verifiable_claim_is_counted_once_its_check_ends() {
-    let (_db, app, _registry, admin) = site_with_ranges(&["127.0.0.2/32"], &[], Ranges::AnyState).await;
+    let (_db, app, _registry, admin) =
+        site_with_ranges(&["127.0.0.2/32"], &[], Ranges::AnyState).await;
     let base = base(&app);
     assert_eq!(
         fetch(&base, "127.0.0.2", GOOGLEBOT, "/sitemap_index.xml", &[]).await,
@@ -289,7 +290,8 @@ async fn a_verifiable_claim_is_counted_once_its_check_ends() {
 #[tokio::test]
 #[ignore = "needs the verification engine"]
 async fn the_verdict_follows_the_client_address() {
-    let (_db, app, _registry, admin) = site_with_ranges(&["127.0.0.2/32"], &[], Ranges::Fetched).await;
+    let (_db, app, _registry, admin) =
+        site_with_ranges(&["127.0.0.2/32"], &[], Ranges::Fetched).await;
     let base = base(&app);
     assert_eq!(
         fetch(&base, "127.0.0.2", GOOGLEBOT, "/sitemap_index.xml", &[]).await,
@@ -335,8 +337,12 @@ async fn the_verdict_follows_the_client_address() {
 #[ignore = "needs the verification engine"]
 async fn a_trusted_proxys_headers_give_the_client_address_and_an_untrusted_peers_do_not() {
     // 127.0.0.2 is a trusted proxy; Googlebot's published range is 127.0.0.4.
-    let (_db, app, _registry, admin) =
-        site_with_ranges(&["127.0.0.4/32"], &[("TRUSTED_PROXIES", "127.0.0.2")], Ranges::Fetched).await;
+    let (_db, app, _registry, admin) = site_with_ranges(
+        &["127.0.0.4/32"],
+        &[("TRUSTED_PROXIES", "127.0.0.2")],
+        Ranges::Fetched,
+    )
+    .await;
     let base = base(&app);
     let index = "/sitemap_index.xml";
     // Verified: the trusted proxy passes the client 127.0.0.4, in each header it may use.
@@ -482,8 +488,12 @@ impl Drop for Nginx {
 
 #[tokio::test]
 async fn requests_through_nginx_are_counted() {
-    let (_db, app, _registry, admin) =
-        site_with_ranges(&["127.0.0.4/32"], &[("TRUSTED_PROXIES", "127.0.0.2")], Ranges::AnyState).await;
+    let (_db, app, _registry, admin) = site_with_ranges(
+        &["127.0.0.4/32"],
+        &[("TRUSTED_PROXIES", "127.0.0.2")],
+        Ranges::AnyState,
+    )
+    .await;
     let nginx = Nginx::start(app.addr, "127.0.0.2");
     assert_eq!(
         nginx
@@ -506,8 +516,12 @@ async fn requests_through_nginx_are_counted() {
 #[tokio::test]
 #[ignore = "needs the verification engine"]
 async fn through_nginx_the_client_address_decides_and_a_forged_header_does_not() {
-    let (_db, app, _registry, admin) =
-        site_with_ranges(&["127.0.0.4/32"], &[("TRUSTED_PROXIES", "127.0.0.2")], Ranges::Fetched).await;
+    let (_db, app, _registry, admin) = site_with_ranges(
+        &["127.0.0.4/32"],
+        &[("TRUSTED_PROXIES", "127.0.0.2")],
+        Ranges::Fetched,
+    )
+    .await;
     let nginx = Nginx::start(app.addr, "127.0.0.2");
     let index = "/sitemap_index.xml";
     // From Googlebot's range: verified, through the proxy's X-Forwarded-For.
