@@ -230,6 +230,16 @@ impl Service {
             }
             None => (None, None),
         };
+        let verifier = crate::verify::Verifier::start(
+            crawlers.clone(),
+            config.verify.clone(),
+            Some(store.clone()),
+        )
+        .await;
+        let ledger = Arc::new(
+            crate::crawlers::Ledger::new(crawlers, metrics.crawlers.clone())
+                .verifying(verifier.is_on()),
+        );
         let app = Arc::new(App {
             sites,
             routed_by_host: config.routed_by_host,
@@ -239,10 +249,9 @@ impl Service {
                 metrics.clone(),
                 indexnow_key,
             )),
-            ledger: Arc::new(crate::crawlers::Ledger::new(
-                crawlers,
-                metrics.crawlers.clone(),
-            )),
+            verdicts: http::verdicts::Verdicts::start(ledger.clone(), verifier),
+            trusted_proxies: config.trusted_proxies.clone(),
+            ledger,
             crawl_log,
             metrics,
             cache_control: HeaderValue::from_str(&config.cache_control)

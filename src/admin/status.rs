@@ -34,7 +34,30 @@ pub struct Status {
     pub purposes: Vec<PurposeStatus>,
     /// The most requests any crawler made on one day of the last two weeks (the chart's scale).
     pub busiest_day: u64,
+    /// Crawler verification: whether it is on, the published range lists, forged traffic.
+    pub verification: Verification,
     pub deliveries: Deliveries,
+}
+
+/// What crawler verification does and found.
+#[derive(Debug, Serialize)]
+pub struct Verification {
+    /// `CRAWLER_VERIFY`.
+    pub on: bool,
+    /// The operators' published IP range lists, when each was fetched, and the last error.
+    pub range_lists: Vec<RangeListStatus>,
+    /// Forged requests claiming a search crawler, one finding per crawler.
+    pub findings: Vec<Finding>,
+}
+
+/// One published range list, for people.
+#[derive(Debug, Serialize)]
+pub struct RangeListStatus {
+    pub url: String,
+    /// When the list in use was fetched (RFC 3339); `None`: never.
+    pub fetched_at: Option<String>,
+    pub prefixes: usize,
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -116,6 +139,15 @@ pub struct CrawlerStatus {
     pub last_fetch: Option<String>,
     pub ok: u64,
     pub not_modified: u64,
+    /// Requests (any status) whose client address proved the crawler.
+    pub verified: u64,
+    /// Requests no method decided: a crawler without one, a lookup that failed, or
+    /// verification off.
+    pub unverified: u64,
+    /// Requests whose client address every method of the crawler refuted.
+    pub forged: u64,
+    /// Whether the registry gives the crawler a verification method.
+    pub verifiable: bool,
     /// Its latest read of robots.txt (a 200 or 304), any site.
     pub robots_txt_last_fetch: Option<String>,
     pub files_fetched: usize,
@@ -209,6 +241,7 @@ impl Status {
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
+        let verification = verification(app, &crawlers);
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
@@ -216,6 +249,7 @@ impl Status {
             crawlers,
             purposes,
             busiest_day,
+            verification,
             deliveries: deliveries(app),
         }
     }
@@ -361,6 +395,10 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
                 last_fetch: activity.last_fetch.map(time),
                 ok: activity.ok,
                 not_modified: activity.not_modified,
+                verified: activity.verified,
+                unverified: activity.unverified,
+                forged: activity.forged,
+                verifiable: info.is_some_and(|c| c.is_verifiable()),
                 robots_txt_last_fetch: activity.robots_txt.map(time),
                 files_fetched: activity.files.len(),
                 files_behind: behind.len(),
@@ -373,6 +411,41 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
             }
         })
         .collect()
+}
+
+/// Whether verification is on, its range lists, and a finding for each search crawler whose name
+/// forged requests claimed.
+fn verification(app: &App, crawlers: &[CrawlerStatus]) -> Verification {
+    let verifier = app.verdicts.verifier();
+    let range_lists = verifier
+        .range_lists()
+        .into_iter()
+        .map(|list| RangeListStatus {
+            url: list.url,
+            fetched_at: list.fetched_at.map(time),
+            prefixes: list.prefixes,
+            error: list.error,
+        })
+        .collect();
+    let findings = crawlers
+        .iter()
+        .filter(|c| c.forged > 0 && c.purpose == Some(Purpose::Search.as_str()))
+        .map(|c| Finding {
+            level: "warning",
+            message: format!(
+                "{} forged request{} claimed to be {}: their addresses are not {}'s (those requests are not counted as its fetches)",
+                c.forged,
+                if c.forged == 1 { "" } else { "s" },
+                c.crawler,
+                if c.operator.is_empty() { "its operator" } else { c.operator.as_str() },
+            ),
+        })
+        .collect();
+    Verification {
+        on: verifier.is_on(),
+        range_lists,
+        findings,
+    }
 }
 
 fn purpose_rank(registry: &Registry, id: CrawlerId) -> usize {

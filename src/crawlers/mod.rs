@@ -1,11 +1,14 @@
 //! The crawler ledger: which crawlers fetched robots.txt, the index and each sitemap file, when,
 //! with what status, and which files changed since a crawler last fetched them — for the status
-//! page and the metrics `sitemapd_crawler_requests_total{crawler,status}` and
+//! page and the metrics `sitemapd_crawler_requests_total{crawler,status,verified}` and
 //! `sitemapd_crawler_files_behind{crawler}`.
 //!
 //! Crawlers are told apart by the [`Registry`] (data/crawlers.toml and `CRAWLERS_FILE`): each
 //! registry crawler by its name, and "other" for a User-Agent the registry does not know.
-//! User-Agent can be forged, so these counts describe what requests *claimed* to be.
+//! User-Agent can be forged, so each request is recorded with its [`Trust`] (what verification
+//! found its client address proves), and the counts say how many were verified, unverified and
+//! forged. With verification on, the files a verifiable crawler fetched (and so "files behind")
+//! are those of its verified requests only.
 //!
 //! Recording sits on every request's path, so it never awaits, never allocates for a file it
 //! already knows, and holds one small lock (its crawler's) only for a counter bump and a map
@@ -73,13 +76,31 @@ impl EncodeLabelValue for CrawlerName {
     }
 }
 
-/// Labels of `sitemapd_crawler_requests_total`: who claimed to ask, and the status sent.
+/// Labels of `sitemapd_crawler_requests_total`: who claimed to ask, the status sent, and what
+/// verification found.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CrawlerStatusLabels {
     /// The registry crawler's name, or [`OTHER`].
     pub crawler: CrawlerName,
     /// The HTTP status code of the response (a label value like `200`).
     pub status: u16,
+    /// `true` (verified), `false` (unverified) or `forged`.
+    pub verified: Verified,
+}
+
+/// [`Trust`] as the `verified` label writes it: `true`, `false` or `forged`.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub struct Verified(pub Trust);
+
+impl EncodeLabelValue for Verified {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        let value = match self.0 {
+            Trust::Verified => "true",
+            Trust::Unverified => "false",
+            Trust::Forged => "forged",
+        };
+        EncodeLabelValue::encode(&value, encoder)
+    }
 }
 
 /// Labels of `sitemapd_crawler_files_behind`.
@@ -98,6 +119,8 @@ pub struct CrawlerMetrics {
     /// Files each crawler fetched that changed since; set by [`Ledger::refresh_files_behind`],
     /// since only the caller knows the files' change times.
     pub files_behind: Family<CrawlerLabels, Gauge>,
+    /// Requests counted as unverified without a check because the verification queue was full.
+    pub verdicts_dropped: Counter,
 }
 
 impl CrawlerMetrics {
@@ -106,8 +129,13 @@ impl CrawlerMetrics {
     pub fn register(&self, registry: &mut MetricsRegistry) {
         registry.register(
             "crawler_requests",
-            "Requests by the crawler their User-Agent claims (unverified) and response status",
+            "Requests by the crawler their User-Agent claims, response status and verification verdict",
             self.requests.clone(),
+        );
+        registry.register(
+            "crawler_verdicts_dropped",
+            "Crawler requests counted unverified unchecked: the verification queue was full",
+            self.verdicts_dropped.clone(),
         );
         registry.register(
             "crawler_files_behind",
@@ -143,6 +171,12 @@ pub struct CrawlerActivity {
     pub ok: u64,
     /// `304` responses: re-fetches the validators saved.
     pub not_modified: u64,
+    /// Requests (any status) whose client address proved the crawler.
+    pub verified: u64,
+    /// Requests no method could decide (or a crawler with no method, or verification off).
+    pub unverified: u64,
+    /// Requests whose client address every method of the crawler refuted.
+    pub forged: u64,
     /// Its latest `200` or `304` of robots.txt, of any site (unix seconds): a crawler that never
     /// read it cannot know the site's policy.
     pub robots_txt: Option<i64>,
@@ -171,6 +205,8 @@ struct Track {
     robots_txt: Option<i64>,
     ok: u64,
     not_modified: u64,
+    /// Requests by verdict, indexed by [`trust_slot`].
+    trust: [u64; 3],
     files: Recent,
     /// Requests per day: slot `day % DAYS_KEPT` holds `(day, count)` (days since 1970).
     days: [(i64, u64); DAYS_KEPT],
@@ -183,6 +219,7 @@ impl Track {
             robots_txt: None,
             ok: 0,
             not_modified: 0,
+            trust: [0; 3],
             files: Recent::new(file_capacity),
             days: [(i64::MIN, 0); DAYS_KEPT],
         }
@@ -206,6 +243,9 @@ pub struct Ledger {
     names: Box<[CrawlerName]>,
     file_capacity: usize,
     metrics: CrawlerMetrics,
+    /// Whether verification is on: then a verifiable crawler's files are those of its verified
+    /// requests only.
+    verifying: bool,
 }
 
 impl Default for Ledger {
@@ -240,7 +280,24 @@ impl Ledger {
             registry,
             file_capacity,
             metrics,
+            verifying: false,
         }
+    }
+
+    /// This ledger with verification `on` or not (off by default): when on, only verified
+    /// requests of a crawler that has a verification method count among the files it fetched
+    /// (and so in "files behind"); a crawler with no method can never be verified, so its
+    /// claimed requests count, as all do when off.
+    pub fn verifying(mut self, on: bool) -> Self {
+        self.verifying = on;
+        self
+    }
+
+    /// Whether a request of `crawler` with verdict `trust` counts among the files it fetched.
+    fn counts_fetch(&self, crawler: Option<CrawlerId>, trust: Trust) -> bool {
+        trust == Trust::Verified
+            || !self.verifying
+            || crawler.is_none_or(|id| !self.registry.get(id).is_verifiable())
     }
 
     /// The crawlers this ledger tells apart.
@@ -264,22 +321,34 @@ impl Ledger {
     }
 
     /// Notes that `crawler` (`None`: other) was answered `status` for `file` of `site` at `at`
-    /// (unix seconds).
+    /// (unix seconds), and that verification found `trust` of its client address.
     ///
-    /// Every status counts in `sitemapd_crawler_requests_total` and in the crawler's last fetch;
-    /// only `200` and `304` (the crawler now has the current file) count as `ok` /
-    /// `not_modified` and update the file's last fetch. O(1) amortised; allocates only the
-    /// first time a crawler comes or fetches a file (or after the file was forgotten).
-    pub fn record(&self, crawler: Option<CrawlerId>, site: &str, file: &str, status: u16, at: i64) {
+    /// Every status counts in `sitemapd_crawler_requests_total`, in the verdict's count and in
+    /// the crawler's last fetch; only `200` and `304` (the crawler now has the current file)
+    /// count as `ok` / `not_modified` and update the file's last fetch (for a verifiable crawler
+    /// with verification on, only when verified). O(1) amortised; allocates only the first time
+    /// a crawler comes or fetches a file (or after the file was forgotten).
+    pub fn record(
+        &self,
+        crawler: Option<CrawlerId>,
+        trust: Trust,
+        site: &str,
+        file: &str,
+        status: u16,
+        at: i64,
+    ) {
         let slot = self.slot(crawler);
         self.metrics
             .requests
             .get_or_create(&CrawlerStatusLabels {
                 crawler: self.names[slot].clone(),
                 status,
+                verified: Verified(trust),
             })
             .inc();
+        let counts_fetch = self.counts_fetch(crawler, trust);
         let mut track = self.track_of_slot(slot);
+        track.trust[trust_slot(trust)] += 1;
         track.last_fetch = Some(track.last_fetch.map_or(at, |last| last.max(at)));
         let day = at.div_euclid(86_400);
         let day_slot = &mut track.days[day.rem_euclid(DAYS_KEPT as i64) as usize];
@@ -295,7 +364,7 @@ impl Ledger {
         if file == ROBOTS_TXT {
             track.robots_txt = Some(track.robots_txt.map_or(at, |last| last.max(at)));
         }
-        if site.len() + file.len() <= MAX_KEY_BYTES {
+        if counts_fetch && site.len() + file.len() <= MAX_KEY_BYTES {
             track.files.touch(site, file, at);
         }
     }
@@ -322,12 +391,13 @@ impl Ledger {
         let now = chrono::Utc::now().timestamp();
         self.seen()
             .map(|crawler| {
-                let (last_fetch, ok, not_modified, robots_txt, fetched, days) = {
+                let (last_fetch, ok, not_modified, trust, robots_txt, fetched, days) = {
                     let track = self.track(crawler);
                     (
                         track.last_fetch,
                         track.ok,
                         track.not_modified,
+                        track.trust,
                         track.robots_txt,
                         Self::fetched(&track),
                         track.days,
@@ -348,6 +418,9 @@ impl Ledger {
                     last_fetch,
                     ok,
                     not_modified,
+                    verified: trust[trust_slot(Trust::Verified)],
+                    unverified: trust[trust_slot(Trust::Unverified)],
+                    forged: trust[trust_slot(Trust::Forged)],
                     robots_txt,
                     files,
                     per_day: per_day(&days, now),
@@ -438,6 +511,15 @@ impl Ledger {
     }
 }
 
+/// Where a verdict is counted in [`Track::trust`].
+fn trust_slot(trust: Trust) -> usize {
+    match trust {
+        Trust::Verified => 0,
+        Trust::Unverified => 1,
+        Trust::Forged => 2,
+    }
+}
+
 fn lock(track: &Mutex<Track>) -> MutexGuard<'_, Track> {
     track.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -489,11 +571,46 @@ mod tests {
     #[test]
     fn counts_and_last_fetches_are_kept_per_crawler() {
         let ledger = Ledger::default();
-        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 100);
-        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 200, 110);
-        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 304, 120);
-        ledger.record(crawler("Googlebot"), SITE, "sitemap-9.xml.gz", 404, 130);
-        ledger.record(crawler("bingbot"), SITE, "sitemap-3.xml.gz", 304, 90);
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "robots.txt",
+            200,
+            100,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap_index.xml",
+            200,
+            110,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap_index.xml",
+            304,
+            120,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap-9.xml.gz",
+            404,
+            130,
+        );
+        ledger.record(
+            crawler("bingbot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap-3.xml.gz",
+            304,
+            90,
+        );
 
         let snapshot = ledger.snapshot();
         assert_eq!(
@@ -544,7 +661,7 @@ mod tests {
     fn files_are_sorted_by_site_then_file() {
         let ledger = Ledger::default();
         for (site, file) in [("b/", "a"), ("a/", "z"), ("a/", "b")] {
-            ledger.record(None, site, file, 200, 1);
+            ledger.record(None, Trust::Unverified, site, file, 200, 1);
         }
         let other = ledger.snapshot().pop().unwrap();
         let keys: Vec<(&str, &str)> = other
@@ -558,17 +675,46 @@ mod tests {
     #[test]
     fn files_behind_counts_files_changed_after_the_crawlers_last_fetch() {
         let ledger = Ledger::default();
-        ledger.record(crawler("Googlebot"), SITE, "sitemap_index.xml", 200, 100);
-        ledger.record(crawler("Googlebot"), SITE, "sitemap-1.xml.gz", 200, 100);
-        ledger.record(crawler("Googlebot"), SITE, "sitemap-2.xml.gz", 304, 100);
         ledger.record(
             crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap_index.xml",
+            200,
+            100,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap-1.xml.gz",
+            200,
+            100,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap-2.xml.gz",
+            304,
+            100,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
             SITE,
             "sitemap-posts-2.xml.gz",
             200,
             100,
         );
-        ledger.record(crawler("bingbot"), SITE, "sitemap-1.xml.gz", 200, 300);
+        ledger.record(
+            crawler("bingbot"),
+            Trust::Unverified,
+            SITE,
+            "sitemap-1.xml.gz",
+            200,
+            300,
+        );
         let changed = |site: &str, file: &str| {
             assert_eq!(site, SITE);
             match file {
@@ -597,18 +743,39 @@ mod tests {
         let mut registry = MetricsRegistry::with_prefix("sitemapd");
         metrics.register(&mut registry);
         let ledger = Ledger::new(Arc::new(Registry::builtin()), metrics);
-        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 1);
-        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 2);
-        ledger.record(crawler("GPTBot"), SITE, "robots.txt", 403, 2);
-        ledger.record(None, SITE, "nope.xml", 404, 3);
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "robots.txt",
+            200,
+            1,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "robots.txt",
+            200,
+            2,
+        );
+        ledger.record(
+            crawler("GPTBot"),
+            Trust::Unverified,
+            SITE,
+            "robots.txt",
+            403,
+            2,
+        );
+        ledger.record(None, Trust::Unverified, SITE, "nope.xml", 404, 3);
         ledger.refresh_files_behind(|_, _| Some(5));
 
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         for line in [
-            r#"sitemapd_crawler_requests_total{crawler="Googlebot",status="200"} 2"#,
-            r#"sitemapd_crawler_requests_total{crawler="other",status="404"} 1"#,
-            r#"sitemapd_crawler_requests_total{crawler="GPTBot",status="403"} 1"#,
+            r#"sitemapd_crawler_requests_total{crawler="Googlebot",status="200",verified="false"} 2"#,
+            r#"sitemapd_crawler_requests_total{crawler="other",status="404",verified="false"} 1"#,
+            r#"sitemapd_crawler_requests_total{crawler="GPTBot",status="403",verified="false"} 1"#,
             r#"sitemapd_crawler_files_behind{crawler="GPTBot"} 0"#,
             r#"sitemapd_crawler_files_behind{crawler="Googlebot"} 1"#,
             r#"sitemapd_crawler_files_behind{crawler="other"} 0"#,
@@ -635,7 +802,7 @@ mod tests {
         assert_eq!(ledger.classify(Some("curl/8.5.0")), None);
         assert_eq!(ledger.classify(None), None);
         assert_eq!(ledger.name(None), OTHER);
-        ledger.record(example, SITE, "robots.txt", 200, 5);
+        ledger.record(example, Trust::Unverified, SITE, "robots.txt", 200, 5);
         let names: Vec<String> = ledger.snapshot().into_iter().map(|a| a.name).collect();
         assert_eq!(names, ["ExampleBot", "other"]);
         let made = ledger.tracks.iter().filter(|t| t.get().is_some()).count();
@@ -651,7 +818,14 @@ mod tests {
         let distinct = 3 * MAX_FILES_PER_CRAWLER;
         for i in 0..distinct {
             let at = i64::try_from(i).unwrap();
-            ledger.record(None, SITE, &format!("sitemap-{i}.xml.gz"), 200, at);
+            ledger.record(
+                None,
+                Trust::Unverified,
+                SITE,
+                &format!("sitemap-{i}.xml.gz"),
+                200,
+                at,
+            );
         }
         {
             let track = ledger.track(None);
@@ -683,7 +857,7 @@ mod tests {
     fn over_long_keys_are_counted_but_not_tracked() {
         let ledger = Ledger::default();
         let long = "x".repeat(MAX_KEY_BYTES);
-        ledger.record(crawler("Googlebot"), SITE, &long, 200, 1);
+        ledger.record(crawler("Googlebot"), Trust::Unverified, SITE, &long, 200, 1);
         let google = &ledger.snapshot()[0];
         assert_eq!(google.ok, 1);
         assert!(google.files.is_empty());
@@ -703,7 +877,7 @@ mod tests {
                         let crawler = pair[(t + i) % 2];
                         let status = if i % 3 == 0 { 304 } else { 200 };
                         let file = format!("sitemap-{}.xml.gz", i % 100);
-                        ledger.record(crawler, SITE, &file, status, i as i64);
+                        ledger.record(crawler, Trust::Unverified, SITE, &file, status, i as i64);
                     }
                 });
             }
@@ -721,7 +895,11 @@ mod tests {
                 ledger
                     .metrics()
                     .requests
-                    .get_or_create(&CrawlerStatusLabels { crawler, status })
+                    .get_or_create(&CrawlerStatusLabels {
+                        crawler,
+                        status,
+                        verified: Verified(Trust::Unverified),
+                    })
                     .get()
             })
             .sum();
@@ -742,7 +920,14 @@ mod tests {
         });
         assert!(result.is_err());
         assert!(ledger.tracks[0].get().unwrap().is_poisoned());
-        ledger.record(crawler("Googlebot"), SITE, "robots.txt", 200, 1);
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            SITE,
+            "robots.txt",
+            200,
+            1,
+        );
         assert_eq!(ledger.snapshot()[0].ok, 1);
     }
 
@@ -751,17 +936,39 @@ mod tests {
         let ledger = Ledger::default();
         let day = 86_400;
         let now = 20_000 * day + 100;
-        ledger.record(crawler("Googlebot"), "s", "robots.txt", 200, now);
-        ledger.record(crawler("Googlebot"), "s", "robots.txt", 304, now - day);
         ledger.record(
             crawler("Googlebot"),
+            Trust::Unverified,
+            "s",
+            "robots.txt",
+            200,
+            now,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            "s",
+            "robots.txt",
+            304,
+            now - day,
+        );
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
             "s",
             "sitemap_index.xml",
             200,
             now - day,
         );
         // Three weeks ago: outside the two weeks kept.
-        ledger.record(crawler("Googlebot"), "s", "robots.txt", 200, now - 20 * day);
+        ledger.record(
+            crawler("Googlebot"),
+            Trust::Unverified,
+            "s",
+            "robots.txt",
+            200,
+            now - 20 * day,
+        );
         let days = per_day(&ledger.track(crawler("Googlebot")).days, now);
         let counts: Vec<u64> = days.iter().map(|d| d.requests).collect();
         assert_eq!(counts, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1]);

@@ -5,12 +5,14 @@
 //! URLs in bodies come from configuration only: no Host or X-Forwarded-* header changes them (a
 //! proxy or a client could otherwise poison caches with another host's URLs).
 
+pub mod client;
 pub mod conditional;
 mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
 pub mod sources;
+pub mod verdicts;
 
 use std::future::Future;
 use std::io;
@@ -45,8 +47,12 @@ pub struct App {
     pub indexnow_key_file: Option<String>,
     pub reader: Arc<Reader>,
     pub metrics: Arc<Metrics>,
-    /// What crawlers fetched, by User-Agent.
+    /// What crawlers fetched, by User-Agent and verdict.
     pub ledger: Arc<Ledger>,
+    /// Records crawler requests in the ledger once verification decides; holds the verifier.
+    pub verdicts: verdicts::Verdicts,
+    /// `TRUSTED_PROXIES`: peers whose forwarding headers give the client address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
     pub crawl_log: Option<Arc<crate::crawllog::CrawlLog>>,
     pub cache_control: HeaderValue,
@@ -106,7 +112,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let mut response = response.unwrap_or_else(IntoResponse::into_response);
     app.finish(route, &mut response);
     if let (Some(site), Some(Route::File(file))) = (&logged_site, route) {
-        app.record_crawler(site, file, request.headers(), response.status().as_u16());
+        app.record_crawler(site, file, &request, response.status().as_u16());
     }
     let log = AccessLog {
         method,
@@ -311,17 +317,29 @@ impl App {
             .into_response()
     }
 
-    /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent.
-    fn record_crawler(&self, site: &Site, file: File, headers: &HeaderMap, status: u16) {
-        if let Some(name) = ledger::ledger_name(site, file) {
-            let crawler = self.ledger.classify(
-                headers
-                    .get(header::USER_AGENT)
-                    .and_then(|v| v.to_str().ok()),
-            );
-            let now = chrono::Utc::now().timestamp();
-            self.ledger.record(crawler, &site.key, &name, status, now);
-        }
+    /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent and
+    /// what its client address proves (now, or once verification decides: never waited for).
+    fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, status: u16) {
+        let Some(name) = ledger::ledger_name(site, file) else {
+            return;
+        };
+        let headers = request.headers();
+        let crawler = self.ledger.classify(
+            headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok()),
+        );
+        let addr = match (crawler, request.extensions().get::<client::Peer>()) {
+            (Some(_), Some(peer)) => {
+                client::client_addr(peer.0.ip(), headers, &self.trusted_proxies)
+            }
+            // "other" is never verified; a request with no peer (served without the accept
+            // loop) proves nothing.
+            _ => std::net::Ipv4Addr::UNSPECIFIED.into(),
+        };
+        tracing::debug!(crawler = self.ledger.name(crawler), client = %addr, "crawler request");
+        let now = chrono::Utc::now().timestamp();
+        self.verdicts.record(crawler, addr, site, name, status, now);
     }
 
     fn finish(&self, route: Option<Route>, response: &mut Response) {

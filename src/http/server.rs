@@ -3,7 +3,8 @@
 //! closed within the header timeout), HTTP/2 keep-alive pings, per-request and per-body-frame
 //! timeouts, a cap on concurrent requests, a reserve of file descriptors (near the process
 //! limit the oldest idle connections are closed to make room, so a flood of idle sockets never
-//! starves robots.txt or the probes), and graceful shutdown that lets downloads in flight finish.
+//! starves robots.txt or the probes), each request's peer address in its extensions
+//! ([`Peer`]), and graceful shutdown that lets downloads in flight finish.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -28,6 +29,8 @@ use tokio::time::Instant;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::ServiceExt;
 use tower_http::timeout::{ResponseBodyTimeoutLayer, TimeoutLayer};
+
+use super::client::Peer;
 
 /// Limits that keep one client from holding the server.
 #[derive(Debug, Clone, Copy)]
@@ -88,9 +91,9 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors (EMFILE) and the like: make room, then wait a moment
                     // rather than spin on a listener that stays readable.
@@ -110,7 +113,7 @@ pub async fn serve(
         }
         let _ = stream.set_nodelay(true);
         let conn = registry.open();
-        let service = TowerToHyperService::new(tracked(router.clone(), conn.clone()));
+        let service = TowerToHyperService::new(tracked(router.clone(), conn.clone(), Peer(peer)));
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();
@@ -284,17 +287,20 @@ impl Drop for InFlight {
     }
 }
 
-/// `router` for one connection: each request counts as in flight until its body ends.
+/// `router` for one connection: each request counts as in flight until its body ends, and
+/// carries the connection's [`Peer`] in its extensions.
 fn tracked(
     router: Router,
     conn: Arc<Conn>,
+    peer: Peer,
 ) -> impl tower::Service<
     Request<Incoming>,
     Response = Response<Body>,
     Error = std::convert::Infallible,
     Future = impl Future<Output = Result<Response<Body>, std::convert::Infallible>> + Send,
 > + Clone {
-    tower::service_fn(move |request: Request<Incoming>| {
+    tower::service_fn(move |mut request: Request<Incoming>| {
+        request.extensions_mut().insert(peer);
         let in_flight = conn.begin();
         let answer = router.clone().oneshot(request);
         async move {

@@ -36,7 +36,7 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     // /a names /b as its French version; /b names nothing back.
     db.insert_alternates(&[(1, "en", "/a"), (1, "fr", "/b")])
         .await;
-    let app = spawn_app(&db.url, &[]).await;
+    let app = spawn_app(&db.url, &[("CRAWLER_VERIFY", "off")]).await;
     app.get_with("/sitemap_index.xml", &[("user-agent", GOOGLEBOT)])
         .await;
     let admin = status_page(&app).await;

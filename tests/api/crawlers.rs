@@ -18,7 +18,7 @@ async fn get_as(app: &TestApp, agent: &str, path: &str, etag: Option<&str>) -> r
 }
 
 fn requests(crawler: &str, status: u16) -> String {
-    format!("sitemapd_crawler_requests_total{{crawler=\"{crawler}\",status=\"{status}\"}}")
+    format!("sitemapd_crawler_requests_total{{crawler=\"{crawler}\",status=\"{status}\",verified=\"false\"}}")
 }
 
 fn behind(crawler: &str) -> String {
@@ -29,7 +29,13 @@ async fn crawlers_are_counted_by_user_agent_and_files_behind_follow_changes(back
     let db = TestDb::on(backend).await;
     db.migrate().await;
     db.insert(&[(1, "/a"), (2, "/b"), (3, "/c")]).await;
-    let app = spawn_app(&db.url, &[("SITEMAP_PAGE_SIZE", "2")]).await;
+    // Counted by what each User-Agent claims: verification off (tests/api/verification.rs has
+    // the verdicts).
+    let app = spawn_app(
+        &db.url,
+        &[("SITEMAP_PAGE_SIZE", "2"), ("CRAWLER_VERIFY", "off")],
+    )
+    .await;
 
     assert_eq!(
         get_as(&app, BINGBOT, "/robots.txt", None).await.status(),

@@ -41,4 +41,5 @@ mod serving;
 mod strategies;
 mod stylesheet;
 mod under_writes;
+mod verification;
 mod verify_engine;

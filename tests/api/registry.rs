@@ -12,7 +12,7 @@ const CHATGPT_USER: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); 
 const UNKNOWN: &str = "Mozilla/5.0 (compatible; NobodyKnowsBot/0.1; +https://nobody.example/bot)";
 
 fn requests(crawler: &str, status: u16) -> String {
-    format!("sitemapd_crawler_requests_total{{crawler=\"{crawler}\",status=\"{status}\"}}")
+    format!("sitemapd_crawler_requests_total{{crawler=\"{crawler}\",status=\"{status}\",verified=\"false\"}}")
 }
 
 async fn fetch_as(app: &TestApp, agent: &str, path: &str) -> u16 {
@@ -82,7 +82,8 @@ async fn site(vars: &[(&str, &str)]) -> (TestDb, TestApp) {
 
 #[tokio::test]
 async fn ai_crawlers_are_counted_and_shown_by_name_and_unknown_bots_as_other() {
-    let (_db, app) = site(&[]).await;
+    // By what each User-Agent claims (tests/api/verification.rs has the verdicts).
+    let (_db, app) = site(&[("CRAWLER_VERIFY", "off")]).await;
     assert_eq!(fetch_as(&app, GPTBOT, "/robots.txt").await, 200);
     assert_eq!(fetch_as(&app, GPTBOT, "/sitemap_index.xml").await, 200);
     assert_eq!(fetch_as(&app, CLAUDEBOT, "/sitemap_index.xml").await, 200);
@@ -183,7 +184,7 @@ async fn ai_crawlers_are_counted_and_shown_by_name_and_unknown_bots_as_other() {
         html.contains("<tr data-crawler=\"GPTBot\"><td>GPTBot"),
         "{html}"
     );
-    assert!(html.contains("<tr class=\"purpose\"><th colspan=\"8\">AI training</th></tr>"));
+    assert!(html.contains("<tr class=\"purpose\"><th colspan=\"11\">AI training</th></tr>"));
     assert!(
         html.contains("<optgroup label=\"AI search and answers\">"),
         "{html}"
@@ -259,7 +260,11 @@ operator = "OpenAI"
 purpose = "ai-search"
 "#,
     );
-    let (_db, app) = site(&[("CRAWLERS_FILE", file.path().to_str().unwrap())]).await;
+    let (_db, app) = site(&[
+        ("CRAWLERS_FILE", file.path().to_str().unwrap()),
+        ("CRAWLER_VERIFY", "off"),
+    ])
+    .await;
     assert_eq!(
         fetch_as(
             &app,
@@ -352,7 +357,7 @@ fn a_bad_crawlers_file_stops_the_start_naming_the_entry() {
 #[tokio::test]
 async fn chromium_shows_crawlers_by_purpose_and_who_read_robots_txt() {
     let browser = chromium();
-    let (_db, app) = site(&[]).await;
+    let (_db, app) = site(&[("CRAWLER_VERIFY", "off")]).await;
     fetch_as(&app, GPTBOT, "/robots.txt").await;
     fetch_as(&app, GOOGLEBOT, "/sitemap_index.xml").await;
     fetch_as(&app, UNKNOWN, "/sitemap_index.xml").await;
@@ -367,7 +372,7 @@ async fn chromium_shows_crawlers_by_purpose_and_who_read_robots_txt() {
         .collect();
     assert_eq!(rows, ["Googlebot", "GPTBot", "other"], "{table}");
     let headers: Vec<&str> = table
-        .split("<tr class=\"purpose\"><th colspan=\"8\">")
+        .split("<tr class=\"purpose\"><th colspan=\"11\">")
         .skip(1)
         .map(|rest| rest.split('<').next().unwrap())
         .collect();
