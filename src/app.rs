@@ -213,6 +213,13 @@ impl Service {
             sites.push(Site::new(groups));
         }
         let indexnow_key = notifier.indexnow_key().cloned();
+        // One verifier serves the request path's ledger and the crawl log.
+        let verifier = crate::verify::Verifier::start(
+            crawlers.clone(),
+            config.verify.clone(),
+            Some(store.clone()),
+        )
+        .await;
         let (crawl_log, crawl_log_tasks) = match config.access_log_addr {
             Some(addr) => {
                 let (log, tasks) = crate::crawllog::CrawlLog::start(
@@ -220,9 +227,7 @@ impl Service {
                     sites.clone(),
                     config.routed_by_host,
                     crawlers.clone(),
-                    // The service's one verifier goes here once the app builds it.
-                    crate::verify::Verifier::start(crawlers.clone(), config.verify.clone(), None)
-                        .await,
+                    verifier.clone(),
                     metrics.crawl_log.clone(),
                 )
                 .await?;
@@ -230,12 +235,6 @@ impl Service {
             }
             None => (None, None),
         };
-        let verifier = crate::verify::Verifier::start(
-            crawlers.clone(),
-            config.verify.clone(),
-            Some(store.clone()),
-        )
-        .await;
         let ledger = Arc::new(
             crate::crawlers::Ledger::new(crawlers, metrics.crawlers.clone())
                 .verifying(verifier.is_on()),

@@ -164,7 +164,8 @@ mod tests {
     fn the_client_address_follows_the_trusted_proxies_headers() {
         const TRUSTED: &str = "127.0.0.1,::1,10.0.0.0/8";
         // (peer, header lines, expected client address)
-        let cases: &[(&str, &[(&str, &str)], &str)] = &[
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
             // No header: the peer.
             ("127.0.0.1", &[], "127.0.0.1"),
             ("203.0.113.9", &[], "203.0.113.9"),

@@ -27,7 +27,9 @@ fn server_binary(name: &str, package: &str) -> PathBuf {
          || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q {package} >/dev/null 2>&1)"
     );
     let _ = Command::new("sh").args(["-c", &install]).status();
-    found(name).unwrap_or_else(|| panic!("{name} is not installed and apt-get could not install {package}"))
+    found(name).unwrap_or_else(|| {
+        panic!("{name} is not installed and apt-get could not install {package}")
+    })
 }
 
 fn free_port() -> u16 {
@@ -115,8 +117,8 @@ fn apache(syslog: SocketAddr) -> Front {
     .unwrap();
     let port = free_port();
     // As root, Apache's children must run as another user; unprivileged, as the caller.
-    let root = std::fs::metadata("/proc/self")
-        .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
     let user = if root {
         "User daemon\nGroup daemon\n"
     } else {

@@ -288,7 +288,6 @@ async fn a_verifiable_claim_is_counted_once_its_check_ends() {
 }
 
 #[tokio::test]
-#[ignore = "needs the verification engine"]
 async fn the_verdict_follows_the_client_address() {
     let (_db, app, _registry, admin) =
         site_with_ranges(&["127.0.0.2/32"], &[], Ranges::Fetched).await;
@@ -334,7 +333,6 @@ async fn the_verdict_follows_the_client_address() {
 }
 
 #[tokio::test]
-#[ignore = "needs the verification engine"]
 async fn a_trusted_proxys_headers_give_the_client_address_and_an_untrusted_peers_do_not() {
     // 127.0.0.2 is a trusted proxy; Googlebot's published range is 127.0.0.4.
     let (_db, app, _registry, admin) = site_with_ranges(
@@ -514,7 +512,6 @@ async fn requests_through_nginx_are_counted() {
 }
 
 #[tokio::test]
-#[ignore = "needs the verification engine"]
 async fn through_nginx_the_client_address_decides_and_a_forged_header_does_not() {
     let (_db, app, _registry, admin) = site_with_ranges(
         &["127.0.0.4/32"],
