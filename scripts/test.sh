@@ -5,7 +5,8 @@
 # installed here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
 # feedparser (Debian package python3-feedparser) for reading feeds back, the llms-txt Python
 # package (pip) for reading llms.txt back with the format's reference parser,
-# and headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl.
+# headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl, and
+# nginx, Apache, Caddy and dnsmasq for the crawl-log and crawler-verification tests.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -158,6 +159,20 @@ ensure_chromium() {
   apt_install chromium || die "headless Chromium is missing: install it (Debian: apt-get install chromium) or set CHROMIUM=/path/to/chrome"
 }
 
+# The crawl-log and verification tests run real servers: nginx, Apache and Caddy sending their
+# access logs, and dnsmasq answering the reverse and forward lookups of crawler verification.
+# Installed here, once, rather than by tests racing for apt's lock.
+ensure_test_servers() {
+  local missing=() tool package
+  for tool in nginx:nginx-light apache2:apache2 caddy:caddy dnsmasq:dnsmasq logger:bsdutils; do
+    package=${tool#*:}
+    tool=${tool%%:*}
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  apt_install "${missing[@]}" || die "missing: ${missing[*]} (Debian: apt-get install ${missing[*]})"
+}
+
 ensure_postgres
 ensure_mysql
 drop_stale_test_databases
@@ -166,4 +181,5 @@ ensure_jing
 ensure_feedparser
 ensure_llms_txt
 ensure_chromium
+ensure_test_servers
 cargo test --all-targets "$@"
