@@ -5,8 +5,9 @@
 #
 #   bench/ab304.sh BIN_A BIN_B         e.g. target/release/sitemapd /tmp/sitemapd-before
 #
-# Both servers run at once, on one PostgreSQL database seeded with BENCH_N rows (default 20,000)
-# by bench/seed.sql, each on its own port. One measure is `ab -n AB_REQUESTS -c 32 -k` (default
+# Both servers run at once, each on a PostgreSQL database of its own (a build may not know the
+# other's migrations) seeded with the same BENCH_N rows (default 20,000) by bench/seed.sql, each
+# on its own port. One measure is `ab -n AB_REQUESTS -c 32 -k` (default
 # 100,000 requests) of the first sitemap file with its ETag in If-None-Match and a Googlebot
 # User-Agent, so the ledger and verification are on the path; every answer must be 304. The
 # measures alternate A B A B … (AB_RUNS pairs, default 7) and the report gives each side's
@@ -26,7 +27,6 @@ REQUESTS=${AB_REQUESTS:-100000}
 RUNS=${AB_RUNS:-7}
 ADMIN=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 DB=sitemapd_bench_ab304
-URL=${ADMIN%/*}/$DB
 PORT_A=18741
 PORT_B=18742
 UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/131.0.0.0 Safari/537.36'
@@ -38,18 +38,25 @@ command -v ab >/dev/null || { echo "ab is missing: apt-get install apache2-utils
 stop() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
+    for db in ${DB}_a ${DB}_b; do
+        psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
+    done
     rm -rf "$WORK"
 }
 trap stop EXIT
 
-psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-DATABASE_URL=$URL "$BIN_A" migrate >/dev/null
-psql -q "$URL" -v n="$N" -f "$HERE/seed.sql" >/dev/null
+seed() { # seed BIN DB: a fresh database migrated by BIN, with the bench rows
+    local url=${ADMIN%/*}/$2
+    psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2" >/dev/null
+    DATABASE_URL=$url SITEMAP_BASE_URL=https://www.example.com/ "$1" migrate >/dev/null
+    psql -q "$url" -v n="$N" -f "$HERE/seed.sql" >/dev/null
+}
+seed "$BIN_A" ${DB}_a
+seed "$BIN_B" ${DB}_b
 
-start() { # start BIN PORT: a server, ready when its first sitemap file answers
+start() { # start BIN PORT DB: a server, ready when its first sitemap file answers
     local bin=$1 port=$2
-    DATABASE_URL=$URL SITEMAP_BASE_URL=https://www.example.com/ BIND_ADDR=127.0.0.1:$port \
+    DATABASE_URL=${ADMIN%/*}/$3 SITEMAP_BASE_URL=https://www.example.com/ BIND_ADDR=127.0.0.1:$port \
         RUST_LOG=warn "$bin" serve >"$WORK/server-$port.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 1 600); do
@@ -76,8 +83,8 @@ measure() { # measure PORT ETAG: requests per second of one ab run; every answer
     awk '/Requests per second/{print $4}' <<<"$out"
 }
 
-start "$BIN_A" $PORT_A
-start "$BIN_B" $PORT_B
+start "$BIN_A" $PORT_A ${DB}_a
+start "$BIN_B" $PORT_B ${DB}_b
 ETAG_A=$(etag $PORT_A)
 ETAG_B=$(etag $PORT_B)
 # Warm both (and let verification settle its first verdicts).

@@ -753,6 +753,14 @@ async fn a_view_row_that_left_or_is_now_skipped_is_submitted_with_the_url_it_had
     )
     .await;
     app.sweep().await;
+    // The first sweep serves the files first and notes what it listed in the background: the
+    // URLs the rows had are known once the five are noted.
+    eventually(
+        "the five listed URLs noted",
+        || db.scalar("SELECT COUNT(*) FROM sitemapd_listed"),
+        |&noted| noted >= 5,
+    )
+    .await;
     db.exec(
         "UPDATE pages SET visible = 0 WHERE id = 2;
          UPDATE pages SET loc = 'https://elsewhere.example/c' WHERE id = 3;
