@@ -300,6 +300,17 @@ start_service() {
 # start_echo PORT: a header-echo upstream on 127.0.0.1:PORT (python3): every GET or HEAD is
 # answered 200 with the request's header lines as they arrived, one per line.
 start_echo() {
+  local try
+  for try in 1 2 3; do
+    start_echo_once "$1" && return 0
+    say "header-echo upstream on 127.0.0.1:$1 did not start (try $try): $(tail -1 "$TMP/echo.log" 2>/dev/null)"
+    sleep 1
+  done
+  fail "header-echo upstream not ready on 127.0.0.1:$1"
+  return 1
+}
+
+start_echo_once() {
   local pid
   python3 - "$1" >"$TMP/echo.log" 2>&1 <<'PY' &
 import http.server, sys
@@ -320,7 +331,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_for
 PY
   pid=$!
   MORE_PIDS+=("$pid")
-  wait_http "http://127.0.0.1:$1/" 60 "$pid" || { fail "header-echo upstream not ready on 127.0.0.1:$1"; return 1; }
+  wait_http "http://127.0.0.1:$1/" 60 "$pid"
 }
 
 # run_front MODE PORT: the server configured for MODE (front_config) with its upstream on PORT.
