@@ -248,7 +248,7 @@ impl Service {
                 metrics.clone(),
                 indexnow_key,
             )),
-            verdicts: http::verdicts::Verdicts::start(ledger.clone(), verifier),
+            verifier,
             trusted_proxies: config.trusted_proxies.clone(),
             ledger,
             crawl_log,

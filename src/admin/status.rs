@@ -416,7 +416,7 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
 /// Whether verification is on, its range lists, and a finding for each search crawler whose name
 /// forged requests claimed.
 fn verification(app: &App, crawlers: &[CrawlerStatus]) -> Verification {
-    let verifier = app.verdicts.verifier();
+    let verifier = &app.verifier;
     let range_lists = verifier
         .range_lists()
         .into_iter()

@@ -119,7 +119,7 @@ pub struct CrawlerMetrics {
     /// Files each crawler fetched that changed since; set by [`Ledger::refresh_files_behind`],
     /// since only the caller knows the files' change times.
     pub files_behind: Family<CrawlerLabels, Gauge>,
-    /// Requests counted as unverified without a check because the verification queue was full.
+    /// Requests counted as unverified without a check because too many claims already waited.
     pub verdicts_dropped: Counter,
 }
 
@@ -134,7 +134,7 @@ impl CrawlerMetrics {
         );
         registry.register(
             "crawler_verdicts_dropped",
-            "Crawler requests counted unverified unchecked: the verification queue was full",
+            "Crawler requests counted unverified unchecked: too many claims already waited for a verdict",
             self.verdicts_dropped.clone(),
         );
         registry.register(
@@ -294,9 +294,9 @@ impl Ledger {
     }
 
     /// Whether a request of `crawler` with verdict `trust` counts among the files it fetched.
+    /// A crawler no method can verify counts what it claims: nothing could ever prove it.
     fn counts_fetch(&self, crawler: Option<CrawlerId>, trust: Trust) -> bool {
-        trust == Trust::Verified
-            || !self.verifying
+        trust.counts_as_own(self.verifying)
             || crawler.is_none_or(|id| !self.registry.get(id).is_verifiable())
     }
 
@@ -560,6 +560,11 @@ mod tests {
         Some(Registry::builtin().by_name(name).expect(name))
     }
 
+    /// `name`'s fetch of `file` of [`SITE`], as claimed (no verdict).
+    fn claimed(ledger: &Ledger, name: &str, file: &str, status: u16, at: i64) {
+        ledger.record(crawler(name), Trust::Unverified, SITE, file, status, at);
+    }
+
     fn ledger_with_capacity(capacity: usize) -> Ledger {
         Ledger::with_file_capacity(
             Arc::new(Registry::builtin()),
@@ -571,46 +576,11 @@ mod tests {
     #[test]
     fn counts_and_last_fetches_are_kept_per_crawler() {
         let ledger = Ledger::default();
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "robots.txt",
-            200,
-            100,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap_index.xml",
-            200,
-            110,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap_index.xml",
-            304,
-            120,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-9.xml.gz",
-            404,
-            130,
-        );
-        ledger.record(
-            crawler("bingbot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-3.xml.gz",
-            304,
-            90,
-        );
+        claimed(&ledger, "Googlebot", "robots.txt", 200, 100);
+        claimed(&ledger, "Googlebot", "sitemap_index.xml", 200, 110);
+        claimed(&ledger, "Googlebot", "sitemap_index.xml", 304, 120);
+        claimed(&ledger, "Googlebot", "sitemap-9.xml.gz", 404, 130);
+        claimed(&ledger, "bingbot", "sitemap-3.xml.gz", 304, 90);
 
         let snapshot = ledger.snapshot();
         assert_eq!(
@@ -675,46 +645,11 @@ mod tests {
     #[test]
     fn files_behind_counts_files_changed_after_the_crawlers_last_fetch() {
         let ledger = Ledger::default();
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap_index.xml",
-            200,
-            100,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-1.xml.gz",
-            200,
-            100,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-2.xml.gz",
-            304,
-            100,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-posts-2.xml.gz",
-            200,
-            100,
-        );
-        ledger.record(
-            crawler("bingbot"),
-            Trust::Unverified,
-            SITE,
-            "sitemap-1.xml.gz",
-            200,
-            300,
-        );
+        claimed(&ledger, "Googlebot", "sitemap_index.xml", 200, 100);
+        claimed(&ledger, "Googlebot", "sitemap-1.xml.gz", 200, 100);
+        claimed(&ledger, "Googlebot", "sitemap-2.xml.gz", 304, 100);
+        claimed(&ledger, "Googlebot", "sitemap-posts-2.xml.gz", 200, 100);
+        claimed(&ledger, "bingbot", "sitemap-1.xml.gz", 200, 300);
         let changed = |site: &str, file: &str| {
             assert_eq!(site, SITE);
             match file {
@@ -743,30 +678,9 @@ mod tests {
         let mut registry = MetricsRegistry::with_prefix("sitemapd");
         metrics.register(&mut registry);
         let ledger = Ledger::new(Arc::new(Registry::builtin()), metrics);
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "robots.txt",
-            200,
-            1,
-        );
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "robots.txt",
-            200,
-            2,
-        );
-        ledger.record(
-            crawler("GPTBot"),
-            Trust::Unverified,
-            SITE,
-            "robots.txt",
-            403,
-            2,
-        );
+        claimed(&ledger, "Googlebot", "robots.txt", 200, 1);
+        claimed(&ledger, "Googlebot", "robots.txt", 200, 2);
+        claimed(&ledger, "GPTBot", "robots.txt", 403, 2);
         ledger.record(None, Trust::Unverified, SITE, "nope.xml", 404, 3);
         ledger.refresh_files_behind(|_, _| Some(5));
 
@@ -920,14 +834,7 @@ mod tests {
         });
         assert!(result.is_err());
         assert!(ledger.tracks[0].get().unwrap().is_poisoned());
-        ledger.record(
-            crawler("Googlebot"),
-            Trust::Unverified,
-            SITE,
-            "robots.txt",
-            200,
-            1,
-        );
+        claimed(&ledger, "Googlebot", "robots.txt", 200, 1);
         assert_eq!(ledger.snapshot()[0].ok, 1);
     }
 

@@ -21,4 +21,29 @@ impl Trust {
             Trust::Forged => "forged",
         }
     }
+
+    /// Whether a fetch of this trust counts as the claimed crawler's own (files behind,
+    /// coverage, recrawl, freshness): a verified one always; an unverified one only when
+    /// addresses are not checked (`verifying` off); a forged one never.
+    pub fn counts_as_own(self, verifying: bool) -> bool {
+        match self {
+            Trust::Verified => true,
+            Trust::Unverified => !verifying,
+            Trust::Forged => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unverified_claim_counts_only_when_nothing_is_checked() {
+        assert!(Trust::Verified.counts_as_own(true));
+        assert!(!Trust::Unverified.counts_as_own(true));
+        assert!(!Trust::Forged.counts_as_own(true));
+        assert!(Trust::Unverified.counts_as_own(false));
+        assert!(!Trust::Forged.counts_as_own(false));
+    }
 }

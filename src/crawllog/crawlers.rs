@@ -1,12 +1,12 @@
 //! Which registry crawler a logged request came from, and whether its client address proves it.
 //!
 //! Classification is the crawler registry's ([`Registry::classify`]); crawlers it marks
-//! purpose `search` get coverage, recrawl and freshness. Whether a fetch counts as the
-//! crawler's own is [`counts`]: the verdict comes from [`crate::verify::Verifier`].
+//! purpose `search` get coverage, recrawl and freshness, from the fetches its verdict
+//! ([`crate::crawlers::Trust::counts_as_own`]) lets count.
 
 use std::sync::Arc;
 
-use crate::crawlers::{CrawlerId, Purpose, Registry, Trust};
+use crate::crawlers::{CrawlerId, Purpose, Registry};
 
 /// A crawler the crawl log keeps (cheap to clone).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -55,30 +55,5 @@ impl Crawlers {
         self.known
             .iter()
             .filter(|k| k.search && self.registry.get(k.id).fetches())
-    }
-}
-
-/// Whether a fetch of this trust counts as the crawler's own (coverage, recrawl, freshness,
-/// outside the sitemaps): verified ones when addresses are checked (`verifying`), claimed ones
-/// otherwise; a forged one never. Robots compliance counts every fetch, split by trust.
-pub fn counts(verifying: bool, trust: Trust) -> bool {
-    match trust {
-        Trust::Verified => true,
-        Trust::Unverified => !verifying,
-        Trust::Forged => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_unverified_claim_counts_only_when_nothing_is_checked() {
-        assert!(counts(true, Trust::Verified));
-        assert!(!counts(true, Trust::Unverified));
-        assert!(!counts(true, Trust::Forged));
-        assert!(counts(false, Trust::Unverified));
-        assert!(!counts(false, Trust::Forged));
     }
 }

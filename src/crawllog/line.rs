@@ -167,7 +167,7 @@ fn parse_caddy(message: &str) -> Result<Fetch, LineError> {
     Ok(Fetch {
         at,
         client,
-        host: without_port(&text(request.get("host"))?).to_string(),
+        host: text(request.get("host"))?,
         method: text(request.get("method"))?,
         target: text(request.get("uri"))?,
         status,
@@ -175,32 +175,9 @@ fn parse_caddy(message: &str) -> Result<Fetch, LineError> {
     })
 }
 
-/// The host of a Host header that may carry a port (Caddy logs the header as sent:
-/// `www.example.com:8080`, `[::1]:8080`); nginx's `$host` has none.
-fn without_port(host: &str) -> &str {
-    match host.rsplit_once(':') {
-        Some((name, port))
-            if !port.is_empty()
-                && port.bytes().all(|b| b.is_ascii_digit())
-                && (!name.contains(':') || name.ends_with(']')) =>
-        {
-            name
-        }
-        _ => host,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_logged_host_loses_its_port() {
-        assert_eq!(without_port("www.example.com:8080"), "www.example.com");
-        assert_eq!(without_port("www.example.com"), "www.example.com");
-        assert_eq!(without_port("[::1]:8080"), "[::1]");
-        assert_eq!(without_port("::1"), "::1");
-    }
 
     const GOOGLEBOT: &str =
         "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";

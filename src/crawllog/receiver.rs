@@ -4,15 +4,14 @@
 //!
 //! Each crawler's request gets its verdict here without stalling the socket: a verdict the
 //! verification engine knows now ([`Verifier::cached`]) goes with the line at once; otherwise
-//! the line waits off the loop for [`Verifier::verdict`], at most [`PENDING_VERDICTS`] lines at
-//! a time, and is queued when its verdict arrives. Beyond that bound a line is counted
-//! unverified (as the engine answers lookups beyond its rate) and
-//! `sitemapd_access_log_verify_busy_lines_total` shows it.
+//! the line waits off the loop ([`Verifier::later`]) and is queued when its verdict arrives.
+//! When too many claims already wait, a line is counted unverified (as the engine answers
+//! lookups beyond its rate) and `sitemapd_access_log_verify_busy_lines_total` shows it.
 
 use std::sync::Arc;
 
 use tokio::net::UdpSocket;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 
 use super::crawlers::{Crawlers, Known};
 use super::line::{self, Fetch};
@@ -20,9 +19,6 @@ use super::metrics::CrawlLogMetrics;
 use super::syslog;
 use crate::crawlers::Trust;
 use crate::verify::Verifier;
-
-/// Most crawler lines waiting for a verdict at once (each a few hundred bytes).
-pub const PENDING_VERDICTS: usize = 1024;
 
 /// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
 const DATAGRAM_BYTES: usize = 65_536;
@@ -41,7 +37,6 @@ pub struct Seen {
 pub struct Onward {
     pub verifier: Arc<Verifier>,
     pub queue: mpsc::Sender<Seen>,
-    pub pending: Arc<Semaphore>,
     pub metrics: CrawlLogMetrics,
 }
 
@@ -54,7 +49,6 @@ impl Onward {
         Self {
             verifier,
             queue,
-            pending: Arc::new(Semaphore::new(PENDING_VERDICTS)),
             metrics,
         }
     }
@@ -68,25 +62,18 @@ impl Onward {
                 trust,
             });
         }
-        let Ok(permit) = self.pending.clone().try_acquire_owned() else {
-            self.metrics.verify_busy.inc();
-            let trust = Trust::Unverified;
-            return self.queue_line(Seen {
-                fetch,
-                crawler,
-                trust,
-            });
-        };
+        let (id, client) = (crawler.id, fetch.client);
         let onward = self.clone();
-        tokio::spawn(async move {
-            let trust = onward.verifier.verdict(crawler.id, fetch.client).await;
+        let waited = self.verifier.later(id, client, move |trust| {
             onward.queue_line(Seen {
                 fetch,
                 crawler,
                 trust,
-            });
-            drop(permit);
+            })
         });
+        if !waited {
+            self.metrics.verify_busy.inc();
+        }
     }
 
     fn queue_line(&self, seen: Seen) {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::crawlers::{counts, Known};
+use super::crawlers::Known;
 use super::metrics::CrawlLogMetrics;
 use super::receiver::Seen;
 use crate::robots::RobotsTxt;
@@ -145,7 +145,7 @@ impl Writer {
                 let rule = verdict.decided_by.map(|r| r.to_string());
                 paths.add("disallowed", seen, trust.as_str(), rule);
             }
-            if seen.crawler.search && counts(self.verifying, trust) {
+            if seen.crawler.search && trust.counts_as_own(self.verifying) {
                 counted.push((*seen, trust));
             }
         }
@@ -462,5 +462,10 @@ mod tests {
         assert_eq!(strip_port("example.com:8080"), "example.com");
         assert_eq!(strip_port("example.com"), "example.com");
         assert_eq!(strip_port("[::1]:80"), "[::1]");
+        // Caddy logs the Host header as sent.
+        assert_eq!(strip_port("www.example.com:8080"), "www.example.com");
+        assert_eq!(strip_port("www.example.com"), "www.example.com");
+        assert_eq!(strip_port("[::1]:8080"), "[::1]");
+        assert_eq!(strip_port("::1"), "::1");
     }
 }

@@ -12,7 +12,6 @@ pub mod ledger;
 pub mod routes;
 pub mod server;
 pub mod sources;
-pub mod verdicts;
 
 use std::future::Future;
 use std::io;
@@ -29,7 +28,7 @@ use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
 use crate::answer::{Accepts, File, Reader};
-use crate::crawlers::Ledger;
+use crate::crawlers::{Ledger, Trust};
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
@@ -49,8 +48,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// What crawlers fetched, by User-Agent and verdict.
     pub ledger: Arc<Ledger>,
-    /// Records crawler requests in the ledger once verification decides; holds the verifier.
-    pub verdicts: verdicts::Verdicts,
+    /// Tells true crawlers from forged ones; the ledger counts each request under its verdict.
+    pub verifier: Arc<crate::verify::Verifier>,
     /// `TRUSTED_PROXIES`: peers whose forwarding headers give the client address.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
@@ -329,17 +328,33 @@ impl App {
                 .get(header::USER_AGENT)
                 .and_then(|v| v.to_str().ok()),
         );
-        let addr = match (crawler, request.extensions().get::<client::Peer>()) {
-            (Some(_), Some(peer)) => {
-                client::client_addr(peer.0.ip(), headers, &self.trusted_proxies)
-            }
-            // "other" is never verified; a request with no peer (served without the accept
-            // loop) proves nothing.
-            _ => std::net::Ipv4Addr::UNSPECIFIED.into(),
-        };
-        tracing::debug!(crawler = self.ledger.name(crawler), client = %addr, "crawler request");
         let now = chrono::Utc::now().timestamp();
-        self.verdicts.record(crawler, addr, site, name, status, now);
+        let Some(crawler) = crawler else {
+            // "other" is never verified.
+            let trust = Trust::Unverified;
+            return self
+                .ledger
+                .record(None, trust, &site.key, &name, status, now);
+        };
+        // A request with no peer (served without the accept loop) proves nothing.
+        let addr = request
+            .extensions()
+            .get::<client::Peer>()
+            .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |peer| {
+                client::client_addr(peer.0.ip(), headers, &self.trusted_proxies)
+            });
+        if let Some(trust) = self.verifier.cached(crawler, addr) {
+            return self
+                .ledger
+                .record(Some(crawler), trust, &site.key, &name, status, now);
+        }
+        let (ledger, site) = (self.ledger.clone(), site.clone());
+        let waited = self.verifier.later(crawler, addr, move |trust| {
+            ledger.record(Some(crawler), trust, &site.key, &name, status, now)
+        });
+        if !waited {
+            self.ledger.metrics().verdicts_dropped.inc();
+        }
     }
 
     fn finish(&self, route: Option<Route>, response: &mut Response) {

@@ -18,8 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry as MetricsRegistry;
 use tokio::sync::{watch, Semaphore};
 
 use crate::crawlers::{CrawlerId, Registry, Trust};
@@ -73,6 +71,9 @@ const FAILED_TTL: Duration = Duration::from_secs(5 * 60);
 const IN_FLIGHT: usize = 16;
 /// Lookups started per second at most.
 const PER_SECOND: u32 = 50;
+/// Claims waiting for their verdict at once, at most ([`Verifier::later`]), each a few hundred
+/// bytes: the request path's and the crawl log's together.
+pub const PENDING_VERDICTS: usize = 4096;
 
 /// The limits of the engine (the defaults are the service's; tests may lower them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +96,7 @@ impl Default for Limits {
     }
 }
 
-/// Counts of the engine's work, for metrics and tests.
+/// Counts of the engine's work, for tests and debugging.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VerifyStats {
     /// Addresses looked up in DNS (one lookup: a PTR query and its forward queries).
@@ -114,6 +115,8 @@ pub struct Verifier {
     /// Per crawler, the index of its suffix set (`None`: no DNS method).
     dns_group: Vec<Option<u16>>,
     fetcher: Option<tokio::task::JoinHandle<()>>,
+    /// Permits for the claims waiting in [`Verifier::later`].
+    waiting: Arc<Semaphore>,
 }
 
 /// The parts shared with the lookups and the fetcher running in their own tasks.
@@ -128,7 +131,6 @@ struct Engine {
     bucket: Mutex<Bucket>,
     lookups: Counter,
     limited: Counter,
-    cache_size: Gauge,
 }
 
 impl std::fmt::Debug for Verifier {
@@ -218,7 +220,6 @@ impl Verifier {
             bucket: Mutex::new(Bucket::new(limits.per_second.max(1), Instant::now())),
             lookups: Counter::default(),
             limited: Counter::default(),
-            cache_size: Gauge::default(),
         };
         Self {
             registry,
@@ -226,6 +227,7 @@ impl Verifier {
             engine: Arc::new(engine),
             dns_group,
             fetcher: None,
+            waiting: Arc::new(Semaphore::new(PENDING_VERDICTS)),
         }
     }
 
@@ -261,6 +263,29 @@ impl Verifier {
         }
     }
 
+    /// Calls `then` with the verdict for `addr` claiming `crawler` once [`Verifier::verdict`]
+    /// gives it, in a task of its own, so the caller never waits: for a claim
+    /// [`Verifier::cached`] could not answer. At most [`PENDING_VERDICTS`] claims wait at once;
+    /// beyond that `then` gets `Unverified` at once and this answers `false`, for the caller to
+    /// count.
+    pub fn later(
+        self: &Arc<Self>,
+        crawler: CrawlerId,
+        addr: IpAddr,
+        then: impl FnOnce(Trust) + Send + 'static,
+    ) -> bool {
+        let Ok(permit) = self.waiting.clone().try_acquire_owned() else {
+            then(Trust::Unverified);
+            return false;
+        };
+        let verifier = self.clone();
+        tokio::spawn(async move {
+            then(verifier.verdict(crawler, addr).await);
+            drop(permit);
+        });
+        true
+    }
+
     /// The published range lists and when each was fetched.
     pub fn range_lists(&self) -> Vec<RangeList> {
         self.engine.lists.states()
@@ -278,27 +303,6 @@ impl Verifier {
             limited: self.engine.limited.get(),
             cached: lock(&self.engine.cache).len(),
         }
-    }
-
-    /// Adds the engine's metrics to `registry`: `crawler_verify_lookups` (addresses looked up
-    /// in DNS), `crawler_verify_limited` (claims answered unverified because the lookup limits
-    /// were reached) and `crawler_verify_cached` (DNS outcomes in the cache).
-    pub fn register(&self, registry: &mut MetricsRegistry) {
-        registry.register(
-            "crawler_verify_lookups",
-            "Client addresses looked up in DNS to verify the crawler they claim",
-            self.engine.lookups.clone(),
-        );
-        registry.register(
-            "crawler_verify_limited",
-            "Crawler claims left unverified because the DNS lookup limits were reached",
-            self.engine.limited.clone(),
-        );
-        registry.register(
-            "crawler_verify_cached",
-            "DNS verification outcomes kept in memory",
-            self.engine.cache_size.clone(),
-        );
     }
 
     /// The verdict when the ranges or the lack of a method decide it (`Ok`), else what the
@@ -370,13 +374,7 @@ impl Engine {
                 .map_or(DECIDED_TTL, |ttl| Duration::from_secs(u64::from(ttl)))
                 .clamp(DECIDED_TTL_FLOOR, DECIDED_TTL),
         };
-        let cached = {
-            let mut cache = lock(&self.cache);
-            cache.insert(key, outcome, ttl, Instant::now());
-            cache.len()
-        };
-        self.cache_size
-            .set(i64::try_from(cached).unwrap_or(i64::MAX));
+        lock(&self.cache).insert(key, outcome, ttl, Instant::now());
         lock(&self.in_flight).remove(&key);
         done.send_replace(Some(outcome));
     }

@@ -17,15 +17,6 @@ async fn page_text(url: String) -> String {
         .replace("&#x2f;", "/")
 }
 
-/// The status page's router over `app`, on a port of its own.
-async fn status_page(app: &TestApp) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = sitemapd::admin::router(app.app.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
-
 async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
     let db = TestDb::on(backend).await;
     db.migrate().await;

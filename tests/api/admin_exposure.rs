@@ -4,14 +4,6 @@
 
 use crate::helpers::*;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `sitemapd serve` on SQLite with the status page at `admin` and `vars` besides.
 async fn serve_with_status_page(db: &TestDb, admin: &str, vars: &[(&str, &str)]) -> Serving {
     Sitemapd::new(["serve"])

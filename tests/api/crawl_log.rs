@@ -10,32 +10,13 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::helpers::{eventually, spawn_app, template_file, Backend, TestApp, TestDb, GOOGLEBOT};
+use crate::helpers::{
+    eventually, server_binary, spawn_app, template_file, Backend, TestApp, TestDb, GOOGLEBOT,
+};
 
 pub const BINGBOT: &str = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)";
 pub const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 pub const HOST: &str = "www.example.com";
-
-/// nginx, installed with apt-get when missing (as a user's machine would get it).
-fn nginx_binary() -> PathBuf {
-    for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"] {
-        if Path::new(candidate).exists() {
-            return candidate.into();
-        }
-    }
-    let installed = Command::new("sh")
-        .args([
-            "-c",
-            "DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null 2>&1 \
-             || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null 2>&1)",
-        ])
-        .status();
-    assert!(
-        installed.is_ok_and(|s| s.success()) && Path::new("/usr/sbin/nginx").exists(),
-        "nginx is not installed and apt-get could not install nginx-light"
-    );
-    "/usr/sbin/nginx".into()
-}
 
 /// A real nginx in the foreground with its own prefix, logging to `syslog` through the shipped
 /// snippet, answering every path itself (a site's pages; `/gone` is a 404).
@@ -48,7 +29,7 @@ struct Nginx {
 
 impl Nginx {
     fn start(syslog: SocketAddr) -> Self {
-        let binary = nginx_binary();
+        let binary = server_binary("nginx", "nginx-light");
         let prefix = tempfile::tempdir().unwrap();
         for dir in ["conf", "logs", "tmp"] {
             std::fs::create_dir_all(prefix.path().join(dir)).unwrap();

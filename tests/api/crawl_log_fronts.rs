@@ -4,41 +4,14 @@
 //! each is run unprivileged with its own files, and crawlers' requests through it count.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::crawl_log::{crawl_log, googlebot, report, start, stop_within, BROWSER, HOST};
-use crate::helpers::{eventually, template_file, Backend, TestApp, TestDb, GOOGLEBOT};
-
-/// A server binary, installed with apt-get when missing (as a user's machine would get it).
-fn server_binary(name: &str, package: &str) -> PathBuf {
-    let found = |name: &str| {
-        ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin"]
-            .iter()
-            .map(|dir| Path::new(dir).join(name))
-            .find(|path| path.exists())
-    };
-    if let Some(path) = found(name) {
-        return path;
-    }
-    let install = format!(
-        "DEBIAN_FRONTEND=noninteractive apt-get install -y -q {package} >/dev/null 2>&1 \
-         || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q {package} >/dev/null 2>&1)"
-    );
-    let _ = Command::new("sh").args(["-c", &install]).status();
-    found(name).unwrap_or_else(|| {
-        panic!("{name} is not installed and apt-get could not install {package}")
-    })
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::helpers::{
+    eventually, free_port, server_binary, template_file, Backend, TestApp, TestDb, GOOGLEBOT,
+};
 
 /// A shipped snippet with its example address (127.0.0.1:5140) replaced by `syslog`, as a site
 /// owner sets ACCESS_LOG_ADDR's.

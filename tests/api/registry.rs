@@ -22,15 +22,6 @@ async fn fetch_as(app: &TestApp, agent: &str, path: &str) -> u16 {
         .as_u16()
 }
 
-/// The status page of `app` on a port of its own, as `serve` runs it on ADMIN_BIND_ADDR.
-async fn status_page(app: &TestApp) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = sitemapd::admin::router(app.app.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
-
 async fn status_json(admin: &str) -> Value {
     reqwest::get(format!("{admin}/status.json"))
         .await

@@ -5,15 +5,15 @@
 //!
 //! Googlebot is overridden by a `CRAWLERS_FILE` whose only method is a published range list
 //! served by a local HTTP server, so an address in the list is verified and any other forged.
-//! The tests that need the verification engine's verdicts are ignored until it lands.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::helpers::{eventually, spawn_app, TestApp, TestDb, GOOGLEBOT};
+use crate::helpers::{
+    eventually, server_binary, spawn_app, status_page, TestApp, TestDb, GOOGLEBOT,
+};
 
 const CLAUDEBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)";
 
@@ -39,15 +39,6 @@ async fn fetch(base: &str, source: &str, agent: &str, path: &str, headers: &[(&s
 
 fn base(app: &TestApp) -> String {
     format!("http://{}", app.addr)
-}
-
-/// The status page of `app` on a port of its own.
-async fn status_page(app: &TestApp) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = sitemapd::admin::router(app.app.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
 }
 
 async fn status_json(admin: &str) -> Value {
@@ -92,6 +83,19 @@ async fn verdicts_become(admin: &str, name: &str, expected: (u64, u64, u64)) -> 
         &format!("{name}'s verdicts to be {expected:?}"),
         || async { verdicts(&status_json(admin).await, name) },
         |seen| *seen == expected,
+    )
+    .await
+}
+
+/// How many of `name`'s requests are counted, under any verdict, once they are `expected`.
+async fn requests_counted(admin: &str, awaited: &str, name: &str, expected: u64) -> u64 {
+    eventually(
+        awaited,
+        || async {
+            let (v, u, f) = verdicts(&status_json(admin).await, name);
+            v + u + f
+        },
+        |n| *n == expected,
     )
     .await
 }
@@ -275,15 +279,8 @@ async fn a_verifiable_claim_is_counted_once_its_check_ends() {
         200
     );
     // Whatever the verdict (the engine's), the request is counted under exactly one.
-    let counted = eventually(
-        "Googlebot's request to be counted",
-        || async {
-            let (v, u, f) = verdicts(&status_json(&admin).await, "Googlebot");
-            v + u + f
-        },
-        |n| *n == 1,
-    )
-    .await;
+    let counted =
+        requests_counted(&admin, "Googlebot's request to be counted", "Googlebot", 1).await;
     assert_eq!(counted, 1);
 }
 
@@ -375,27 +372,6 @@ async fn a_trusted_proxys_headers_give_the_client_address_and_an_untrusted_peers
     );
 }
 
-/// nginx, installed with apt-get when missing (as a user's machine would get it).
-fn nginx_binary() -> PathBuf {
-    for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"] {
-        if Path::new(candidate).exists() {
-            return candidate.into();
-        }
-    }
-    let installed = Command::new("sh")
-        .args([
-            "-c",
-            "DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null 2>&1 \
-             || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null 2>&1)",
-        ])
-        .status();
-    assert!(
-        installed.is_ok_and(|s| s.success()) && Path::new("/usr/sbin/nginx").exists(),
-        "nginx is not installed and apt-get could not install nginx-light"
-    );
-    "/usr/sbin/nginx".into()
-}
-
 /// A real nginx in front of the service, as the deployment guide sets it up: it passes the
 /// client in `X-Forwarded-For` and connects to the service from `bind` (a trusted proxy).
 struct Nginx {
@@ -406,7 +382,7 @@ struct Nginx {
 
 impl Nginx {
     fn start(upstream: SocketAddr, bind: &str) -> Self {
-        let binary = nginx_binary();
+        let binary = server_binary("nginx", "nginx-light");
         let prefix = tempfile::tempdir().unwrap();
         for dir in ["conf", "logs", "tmp"] {
             std::fs::create_dir_all(prefix.path().join(dir)).unwrap();
@@ -499,13 +475,11 @@ async fn requests_through_nginx_are_counted() {
             .await,
         200
     );
-    let counted = eventually(
+    let counted = requests_counted(
+        &admin,
         "Googlebot's request through nginx to be counted",
-        || async {
-            let (v, u, f) = verdicts(&status_json(&admin).await, "Googlebot");
-            v + u + f
-        },
-        |n| *n == 1,
+        "Googlebot",
+        1,
     )
     .await;
     assert_eq!(counted, 1);
