@@ -4,6 +4,7 @@
 # move, so this is run before such a feature lands.
 #
 #   bench/ab304.sh BIN_A BIN_B         e.g. target/release/sitemapd /tmp/sitemapd-before
+#   AB_ENV_B="CRAWLER_VERIFY=off" bench/ab304.sh BIN BIN     one build, a setting on against off
 #
 # Both servers run at once, each on a PostgreSQL database of its own (a build may not know the
 # other's migrations) seeded with the same BENCH_N rows (default 20,000) by bench/seed.sql, each
@@ -14,7 +15,8 @@
 # requests per second (median, min, max) and the median of the pairwise ratios A/B: pairing keeps
 # the ratio meaningful while the machine's speed drifts.
 #
-# Environment: BENCH_N, AB_REQUESTS, AB_RUNS, BENCH_ADMIN_URL (default
+# Environment: BENCH_N, AB_REQUESTS, AB_RUNS, AB_ENV_A and AB_ENV_B (space-separated NAME=value
+# settings for one side's server only), BENCH_ADMIN_URL (default
 # postgres://postgres@127.0.0.1:5432/postgres). Talks to 127.0.0.1 only; both servers are stopped
 # by their PIDs on exit; the database is dropped at the end.
 set -euo pipefail
@@ -54,9 +56,10 @@ seed() { # seed BIN DB: a fresh database migrated by BIN, with the bench rows
 seed "$BIN_A" ${DB}_a
 seed "$BIN_B" ${DB}_b
 
-start() { # start BIN PORT DB: a server, ready when its first sitemap file answers
-    local bin=$1 port=$2
-    DATABASE_URL=${ADMIN%/*}/$3 SITEMAP_BASE_URL=https://www.example.com/ BIND_ADDR=127.0.0.1:$port \
+start() { # start BIN PORT DB [NAME=value…]: a server, ready when its first sitemap file answers
+    local bin=$1 port=$2 db=$3
+    shift 3
+    env "$@" DATABASE_URL=${ADMIN%/*}/$db SITEMAP_BASE_URL=https://www.example.com/ BIND_ADDR=127.0.0.1:$port \
         RUST_LOG=warn "$bin" serve >"$WORK/server-$port.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 1 600); do
@@ -83,8 +86,10 @@ measure() { # measure PORT ETAG: requests per second of one ab run; every answer
     awk '/Requests per second/{print $4}' <<<"$out"
 }
 
-start "$BIN_A" $PORT_A ${DB}_a
-start "$BIN_B" $PORT_B ${DB}_b
+# shellcheck disable=SC2086 # the settings are words on purpose
+start "$BIN_A" $PORT_A ${DB}_a ${AB_ENV_A:-}
+# shellcheck disable=SC2086
+start "$BIN_B" $PORT_B ${DB}_b ${AB_ENV_B:-}
 ETAG_A=$(etag $PORT_A)
 ETAG_B=$(etag $PORT_B)
 # Warm both (and let verification settle its first verdicts).
@@ -103,8 +108,8 @@ done
 summary() { sort -g "$1" | awk '{v[NR]=$1} END{printf "%s (min %s, max %s)", v[int((NR+1)/2)], v[1], v[NR]}'; }
 echo "| build | 304 requests/s, median of $RUNS (min, max) |"
 echo "| --- | --- |"
-echo "| A: $BIN_A | $(summary "$WORK/a") |"
-echo "| B: $BIN_B | $(summary "$WORK/b") |"
+echo "| A: $BIN_A ${AB_ENV_A:-} | $(summary "$WORK/a") |"
+echo "| B: $BIN_B ${AB_ENV_B:-} | $(summary "$WORK/b") |"
 echo
 echo "A/B, median of $RUNS paired ratios: $(sort -g "$WORK/ratio" | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')" \
     "($N rows, ab -n $REQUESTS -c 32 -k, Googlebot User-Agent, $(nproc) CPUs)"

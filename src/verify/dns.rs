@@ -1,15 +1,17 @@
 //! Reverse DNS with forward confirmation, asked of one resolver (`DNS_SERVER`, else the
-//! nameservers of /etc/resolv.conf) over UDP (TCP when an answer is truncated), with the
-//! messages of [`super::wire`]. No hosts file and no special names: every question,
-//! 127.0.0.0/8's included, goes to the server. Each query times out and is tried twice.
+//! nameservers of /etc/resolv.conf) over UDP (TCP when an answer is truncated). Messages are
+//! built and read with `hickory-proto`, the DNS message layer of the Hickory resolver project;
+//! we send them ourselves rather than through `hickory-resolver`, because a verifier must not
+//! trust a hosts file and the resolver answers 127.0.0.0/8 and `localhost` names itself: every
+//! question, 127.0.0.0/8's included, goes to the server. Each query times out and is tried twice.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use hickory_proto::op::{Message, Query, ResponseCode};
+use hickory_proto::rr::{Name, RData, RecordType};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
-
-use super::wire::{self, Data, Reply, TYPE_A, TYPE_AAAA, TYPE_PTR};
 
 /// How long one query waits for its answer.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -25,10 +27,10 @@ const UDP_BUFFER: usize = 4096;
 pub enum DnsError {
     #[error("no answer within {0:?}")]
     Timeout(Duration),
-    #[error("the server answered RCODE {0}")]
-    Server(u8),
-    #[error(transparent)]
-    Message(#[from] wire::Malformed),
+    #[error("the server answered {0}")]
+    Server(ResponseCode),
+    #[error("malformed DNS message: {0}")]
+    Message(String),
     #[error("DNS transport: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -47,7 +49,7 @@ pub enum DnsOutcome {
 /// The answer to one question: its records' data and the smallest TTL, or "no such name".
 #[derive(Debug)]
 enum Answer {
-    Records { data: Vec<Data>, ttl: u32 },
+    Records { data: Vec<RData>, ttl: u32 },
     NoSuchName,
 }
 
@@ -77,32 +79,30 @@ impl Dns {
     /// Whether `addr`'s PTR names a host under one of `suffixes` whose A/AAAA gives `addr`
     /// back, and for how long the answer holds (the smallest TTL met; `None`: none met).
     pub async fn check(&self, addr: IpAddr, suffixes: &[String]) -> (DnsOutcome, Option<u32>) {
-        let ptr = match self.ask(&reverse_name(addr), TYPE_PTR).await {
+        let (ptr, mut ttl) = match self.ask(&reverse_name(addr), RecordType::PTR).await {
             Ok(Answer::NoSuchName) => return (DnsOutcome::Denied, None),
             Ok(Answer::Records { data, ttl }) => (data, ttl),
             Err(_) => return (DnsOutcome::Failed, None),
         };
         let names: Vec<String> = ptr
-            .0
             .into_iter()
             .filter_map(|data| match data {
-                Data::Name(name) => Some(name),
+                RData::PTR(name) => Some(name.0.to_ascii()),
                 _ => None,
             })
             .filter(|name| under_suffix(name, suffixes))
             .take(MAX_NAMES)
             .collect();
-        let mut ttl = ptr.1;
         let mut failed = false;
         let forward = match addr {
-            IpAddr::V4(_) => TYPE_A,
-            IpAddr::V6(_) => TYPE_AAAA,
+            IpAddr::V4(_) => RecordType::A,
+            IpAddr::V6(_) => RecordType::AAAA,
         };
         for name in names {
             match self.ask(&name, forward).await {
                 Ok(Answer::Records { data, ttl: t }) => {
                     ttl = ttl.min(t);
-                    if data.contains(&Data::Address(addr)) {
+                    if data.iter().any(|data| address_of(data) == Some(addr)) {
                         return (DnsOutcome::Confirmed, Some(ttl));
                     }
                 }
@@ -117,11 +117,12 @@ impl Dns {
     }
 
     /// Asks `name`/`kind` of each server in turn, twice over.
-    async fn ask(&self, name: &str, kind: u16) -> Result<Answer, DnsError> {
+    async fn ask(&self, name: &str, kind: RecordType) -> Result<Answer, DnsError> {
+        let name = Name::from_ascii(name).map_err(|e| DnsError::Message(e.to_string()))?;
         let mut last = DnsError::Timeout(QUERY_TIMEOUT);
         for _ in 0..ATTEMPTS {
             for server in &self.servers {
-                match self.ask_one(*server, name, kind).await {
+                match ask_one(*server, &name, kind).await {
                     Ok(answer) => return Ok(answer),
                     Err(e) => last = e,
                 }
@@ -129,44 +130,66 @@ impl Dns {
         }
         Err(last)
     }
+}
 
-    async fn ask_one(&self, server: SocketAddr, name: &str, kind: u16) -> Result<Answer, DnsError> {
-        let id = message_id();
-        let bytes = wire::query(id, name, kind);
-        let question = (name.trim_end_matches('.').to_ascii_lowercase(), kind);
-        let reply = tokio::time::timeout(QUERY_TIMEOUT, async {
-            let reply = over_udp(server, &bytes, id, &question).await?;
-            match reply.truncated {
-                true => over_tcp(server, &bytes).await,
-                false => Ok(reply),
-            }
-        })
-        .await
-        .map_err(|_| DnsError::Timeout(QUERY_TIMEOUT))??;
-        answer(&reply, kind)
-    }
+/// One recursive query to one server: over UDP, again over TCP when the answer is truncated.
+async fn ask_one(server: SocketAddr, name: &Name, kind: RecordType) -> Result<Answer, DnsError> {
+    let mut query = Message::query();
+    query.metadata.recursion_desired = true;
+    query.add_query(Query::query(name.clone(), kind));
+    let bytes = query
+        .to_vec()
+        .map_err(|e| DnsError::Message(e.to_string()))?;
+    let reply = tokio::time::timeout(QUERY_TIMEOUT, async {
+        let reply = over_udp(server, &bytes, &query).await?;
+        match reply.metadata.truncation {
+            true => over_tcp(server, &bytes).await,
+            false => Ok(reply),
+        }
+    })
+    .await
+    .map_err(|_| DnsError::Timeout(QUERY_TIMEOUT))??;
+    answer(reply, kind)
 }
 
 /// The records of `kind` in `reply` (a CNAME chain's target included), or "no such name".
-fn answer(reply: &Reply, kind: u16) -> Result<Answer, DnsError> {
-    match reply.rcode {
-        0 => {}
-        3 => return Ok(Answer::NoSuchName),
+fn answer(reply: Message, kind: RecordType) -> Result<Answer, DnsError> {
+    match reply.metadata.response_code {
+        ResponseCode::NoError => {}
+        ResponseCode::NXDomain => return Ok(Answer::NoSuchName),
         other => return Err(DnsError::Server(other)),
     }
-    let records: Vec<_> = reply.answers.iter().filter(|r| r.kind == kind).collect();
+    let records: Vec<_> = reply
+        .answers
+        .into_iter()
+        .filter(|r| r.record_type() == kind)
+        .collect();
     Ok(Answer::Records {
         ttl: records.iter().map(|r| r.ttl).min().unwrap_or(u32::MAX),
-        data: records.into_iter().map(|r| r.data.clone()).collect(),
+        data: records.into_iter().map(|r| r.data).collect(),
     })
 }
 
-async fn over_udp(
-    server: SocketAddr,
-    bytes: &[u8],
-    id: u16,
-    question: &(String, u16),
-) -> Result<Reply, DnsError> {
+/// The address an A or AAAA record holds.
+fn address_of(data: &RData) -> Option<IpAddr> {
+    match data {
+        RData::A(a) => Some(IpAddr::V4(a.0)),
+        RData::AAAA(aaaa) => Some(IpAddr::V6(aaaa.0)),
+        _ => None,
+    }
+}
+
+/// Whether `reply` answers `query`: the same id and the same first question.
+fn answers_query(reply: &Message, query: &Message) -> bool {
+    reply.metadata.id == query.metadata.id
+        && reply.queries.first().is_some_and(|asked| {
+            query.queries.first().is_some_and(|ours| {
+                asked.query_type() == ours.query_type() && asked.name() == ours.name()
+            })
+        })
+}
+
+async fn over_udp(server: SocketAddr, bytes: &[u8], query: &Message) -> Result<Message, DnsError> {
     let local: SocketAddr = match server {
         SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
@@ -178,16 +201,16 @@ async fn over_udp(
     loop {
         let len = socket.recv(&mut buffer).await?;
         // A stray or forged datagram is skipped: the answer must echo our id and question.
-        let Ok(reply) = wire::parse(&buffer[..len]) else {
+        let Ok(reply) = Message::from_vec(&buffer[..len]) else {
             continue;
         };
-        if reply.id == id && reply.question.as_ref() == Some(question) {
+        if answers_query(&reply, query) {
             return Ok(reply);
         }
     }
 }
 
-async fn over_tcp(server: SocketAddr, bytes: &[u8]) -> Result<Reply, DnsError> {
+async fn over_tcp(server: SocketAddr, bytes: &[u8]) -> Result<Message, DnsError> {
     let mut stream = TcpStream::connect(server).await?;
     let len = u16::try_from(bytes.len()).unwrap_or(u16::MAX);
     stream.write_all(&len.to_be_bytes()).await?;
@@ -196,20 +219,7 @@ async fn over_tcp(server: SocketAddr, bytes: &[u8]) -> Result<Reply, DnsError> {
     stream.read_exact(&mut len).await?;
     let mut buffer = vec![0u8; usize::from(u16::from_be_bytes(len))];
     stream.read_exact(&mut buffer).await?;
-    Ok(wire::parse(&buffer)?)
-}
-
-/// A query id no one can guess from the last (the source port is the kernel's random one).
-fn message_id() -> u16 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.finish() as u16
+    Message::from_vec(&buffer).map_err(|e| DnsError::Message(e.to_string()))
 }
 
 /// `4.3.2.1.in-addr.arpa.` / the nibbles of an IPv6 address under `ip6.arpa.`.
@@ -281,6 +291,65 @@ mod tests {
         assert!(!under_suffix("x.googlebot.co", &suffixes()));
         assert!(!under_suffix(".googlebot.com", &suffixes()));
         assert!(!under_suffix("x.googlebot.com", &[String::new()]));
+    }
+
+    fn question(name: &str, kind: RecordType) -> Message {
+        let mut query = Message::query();
+        query.add_query(Query::query(Name::from_ascii(name).unwrap(), kind));
+        query
+    }
+
+    #[test]
+    fn a_reply_counts_only_with_our_id_and_question() {
+        let query = question("1.2.0.192.in-addr.arpa.", RecordType::PTR);
+        let mut reply = Message::from_vec(&query.to_vec().unwrap()).unwrap();
+        assert!(answers_query(&reply, &query));
+        reply.metadata.id = query.metadata.id.wrapping_add(1);
+        assert!(!answers_query(&reply, &query));
+        let other = question("2.2.0.192.in-addr.arpa.", RecordType::PTR);
+        assert!(!answers_query(&other, &query));
+        let other_type = question("1.2.0.192.in-addr.arpa.", RecordType::A);
+        assert!(!answers_query(&other_type, &query));
+    }
+
+    #[test]
+    fn answers_read_their_records_and_no_such_name() {
+        use hickory_proto::rr::rdata::{A, PTR};
+        use hickory_proto::rr::Record;
+        let mut reply = question("crawl.googlebot.com.", RecordType::A);
+        let name = Name::from_ascii("crawl.googlebot.com.").unwrap();
+        reply.answers.push(Record::from_rdata(
+            name.clone(),
+            300,
+            RData::A(A::new(192, 0, 2, 1)),
+        ));
+        reply
+            .answers
+            .push(Record::from_rdata(name.clone(), 60, RData::PTR(PTR(name))));
+        let bytes = reply.to_vec().unwrap();
+        let Answer::Records { data, ttl } =
+            answer(Message::from_vec(&bytes).unwrap(), RecordType::A).unwrap()
+        else {
+            panic!("records expected");
+        };
+        assert_eq!(ttl, 300, "only the asked type's records count");
+        assert_eq!(address_of(&data[0]), Some("192.0.2.1".parse().unwrap()));
+        let mut missing = question("nothing.example.", RecordType::A);
+        missing.metadata.response_code = ResponseCode::NXDomain;
+        assert!(matches!(
+            answer(missing, RecordType::A),
+            Ok(Answer::NoSuchName)
+        ));
+        let mut refused = question("x.example.", RecordType::A);
+        refused.metadata.response_code = ResponseCode::Refused;
+        assert!(matches!(
+            answer(refused, RecordType::A),
+            Err(DnsError::Server(_))
+        ));
+        assert!(
+            Message::from_vec(&[0xff; 7]).is_err(),
+            "a short message is an error"
+        );
     }
 
     #[test]

@@ -10,7 +10,6 @@ mod cache;
 pub mod dns;
 mod lists;
 pub mod ranges;
-mod wire;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
