@@ -42,6 +42,7 @@ RATE=${BENCH_RATE:-30000}
 SECS=${BENCH_SECS:-20}
 REPORT_N=${BENCH_REPORT_N:-10000000}
 ADMIN_URL=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+export SITEMAP_BASE_URL=https://www.example.com/
 mkdir -p "$HERE/results"
 OUT=$HERE/results/results-crawllog-$(date -u +%Y-%m-%d-%H%M%S).md
 WORK=$(mktemp -d)

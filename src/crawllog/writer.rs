@@ -285,6 +285,10 @@ fn spellings(site: &Site, target: &str) -> Vec<String> {
 
 /// Fetches of one group's entries applied to what is stored, oldest fetch first.
 fn merge(stored: Vec<CrawlRow>, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
+    let mut stored: HashMap<(String, i64), CrawlRow> = stored
+        .into_iter()
+        .map(|row| ((row.crawler.clone(), row.entry_id), row))
+        .collect();
     let mut rows: HashMap<(&str, i64), CrawlRow> = HashMap::new();
     let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
     ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
@@ -292,9 +296,7 @@ fn merge(stored: Vec<CrawlRow>, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<Cr
         let key = (&*seen.crawler.name, *id);
         let row = rows.entry(key).or_insert_with(|| {
             stored
-                .iter()
-                .find(|r| *r.crawler == *seen.crawler.name && r.entry_id == *id)
-                .cloned()
+                .remove(&(seen.crawler.name.to_string(), *id))
                 .unwrap_or_else(|| new_row(&seen.crawler, *id))
         });
         apply(row, seen, *lastmod);
