@@ -416,7 +416,7 @@ pub fn group_settings(
         style: DocumentStyle {
             stylesheet: config
                 .stylesheet
-                .then(|| site.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
+                .then(|| site.sitemaps_url.file_url(crate::files::STYLESHEET)),
         },
         base: site.base_url.clone(),
         files: site.sitemaps_url.clone(),

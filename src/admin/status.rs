@@ -8,10 +8,11 @@ use serde::Serialize;
 
 use super::tester::tested_url;
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
+use crate::files::page_name;
 use crate::http::ledger::ChangeTimes;
 use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
-use crate::site::{page_file_name, Group, Readiness, Site};
+use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 
@@ -263,13 +264,13 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
     }
     SiteStatus {
         base_url: site.base().as_str().to_string(),
-        index_url: site.files().file_url("sitemap_index.xml"),
+        index_url: site.files().file_url(crate::files::INDEX),
         readiness: readiness(site.readiness()),
         kept_current_by: site.keeper(),
         policy,
         groups,
         llms_url: site.first().llms.as_ref().and_then(|_| {
-            let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;
+            let url = site.base().url().join(crate::files::LLMS_PATHS[0]).ok()?;
             Some(url.to_string())
         }),
         outside_sitemaps: None,
@@ -317,7 +318,7 @@ fn group_status(group: &Group) -> GroupStatus {
         .0
         .iter()
         .map(|page| {
-            let name = page_file_name(group.name.as_deref(), page.no);
+            let name = page_name(group.name.as_deref(), page.no);
             FileStatus {
                 url: group.files.file_url(&name),
                 name,

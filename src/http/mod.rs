@@ -27,8 +27,9 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::answer::{Accepts, File, Reader};
+use crate::answer::{Accepts, Reader};
 use crate::crawlers::{Ledger, Trust};
+use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;

@@ -177,7 +177,7 @@ impl Layout {
         self.0
             .iter()
             .map(|p| {
-                let name = page_file_name(publication.group, p.no);
+                let name = crate::files::page_name(publication.group, p.no);
                 (publication.files.file_url(&name), to_datetime(p.changed_at))
             })
             .collect()
@@ -194,23 +194,6 @@ pub fn index_document(style: &DocumentStyle, entries: Vec<(String, DateTime<Utc>
     }
     let listed = entries.iter().take(MAX_SITEMAPS_PER_INDEX);
     Bytes::from(style.index(listed.map(|(u, t)| (u.as_str(), *t))))
-}
-
-/// File name of page K of `group` as served: `sitemap-K.xml.gz`, or `sitemap-<group>-K.xml.gz`.
-pub fn page_file_name(group: Option<&str>, no: i64) -> String {
-    format!("{}.xml.gz", file_stem(group, no))
-}
-
-/// The name of page `no`'s text sitemap.
-pub fn text_file_name(group: Option<&str>, no: i64) -> String {
-    format!("{}.txt", file_stem(group, no))
-}
-
-fn file_stem(group: Option<&str>, no: i64) -> String {
-    match group {
-        None => format!("sitemap-{no}"),
-        Some(name) => format!("sitemap-{name}-{no}"),
-    }
 }
 
 fn to_datetime(unix: i64) -> DateTime<Utc> {

@@ -7,7 +7,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use chrono::Utc;
 
-use crate::feed::{FeedEntry, ATOM_FILE, RSS_FILE};
+use crate::feed::FeedEntry;
+use crate::files::{FEED_ATOM, FEED_RSS};
 use crate::sitemap::BaseUrl;
 use crate::sitemap::{DocumentStyle, Fingerprint};
 use crate::store::{FileRecord, IdRange, SavedState};
@@ -166,9 +167,9 @@ impl Snapshot {
             match f.name.as_str() {
                 INDEX_FILE => next.index.validators = stored,
                 ROBOTS_FILE => next.robots.take_history(stored),
-                ATOM_FILE | RSS_FILE => {
+                FEED_ATOM | FEED_RSS => {
                     if let Some(feeds) = next.feeds.as_mut() {
-                        let doc = if f.name == ATOM_FILE {
+                        let doc = if f.name == FEED_ATOM {
                             &mut feeds.atom
                         } else {
                             &mut feeds.rss
@@ -214,8 +215,8 @@ impl Snapshot {
                 stored(ROBOTS_FILE, self.robots.validators),
             ),
             feeds: feeds.map(|f| Feeds {
-                atom: doc(ATOM_FILE, f.atom),
-                rss: doc(RSS_FILE, f.rss),
+                atom: doc(FEED_ATOM, f.atom),
+                rss: doc(FEED_RSS, f.rss),
                 entries: f.entries,
             }),
             layout,

@@ -263,18 +263,18 @@ impl Sweeper {
             if let Some(feeds) = &feeds {
                 whole_files.extend([
                     WholeFile {
-                        name: crate::feed::ATOM_FILE,
+                        name: crate::files::FEED_ATOM,
                         fingerprint: Fingerprint::of(&feeds.atom),
                     },
                     WholeFile {
-                        name: crate::feed::RSS_FILE,
+                        name: crate::files::FEED_RSS,
                         fingerprint: Fingerprint::of(&feeds.rss),
                     },
                 ]);
             }
             if let Some((_, fingerprint)) = &llms {
                 whole_files.push(WholeFile {
-                    name: crate::llms::LLMS_FILE,
+                    name: crate::files::LLMS,
                     fingerprint: *fingerprint,
                 });
             }
