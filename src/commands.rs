@@ -347,10 +347,7 @@ impl<'a> SiteExport<'a> {
         let groups = self.site.groups.iter().zip(&self.snapshots);
         SiteShape {
             groups: groups
-                .map(|(group, snapshot)| {
-                    let numbers = snapshot.layout.0.iter().map(|p| p.no).collect();
-                    (group.name.as_deref(), numbers)
-                })
+                .map(|(group, snapshot)| (group.name.as_deref(), snapshot.layout.page_numbers()))
                 .collect(),
             single: self.single,
             feeds: self.together.feeds.is_some(),

@@ -315,7 +315,7 @@ fn group_status(group: &Group) -> GroupStatus {
     let snapshot = group.snapshot();
     let layout = &snapshot.layout;
     let files: Vec<FileStatus> = layout
-        .0
+        .pages()
         .iter()
         .map(|page| {
             let name = page_name(group.name.as_deref(), page.no);

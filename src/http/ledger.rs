@@ -42,7 +42,7 @@ impl ChangeTimes {
             times.insert(files::INDEX.to_string(), index);
             for group in &site.groups {
                 let snapshot = group.snapshot();
-                for page in &snapshot.layout.0 {
+                for page in snapshot.layout.pages() {
                     let name = page_name(group.name.as_deref(), page.no);
                     times.insert(name, page.changed_at);
                 }

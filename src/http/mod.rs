@@ -297,7 +297,7 @@ impl App {
                 };
                 self.metrics.record_entries(
                     &labels,
-                    layout.0.len(),
+                    layout.len(),
                     layout.served(),
                     &layout.skipped(),
                 );

@@ -147,10 +147,7 @@ impl Snapshot {
 
     /// The one page when a single file holds every entry.
     pub fn single_page(&self) -> Option<ServedPage> {
-        match self.layout.0.as_slice() {
-            [only] => self.page(only.no),
-            _ => None,
-        }
+        self.page(self.layout.only_page()?.no)
     }
 
     /// This snapshot with what another writer stored: its layout and the history of the

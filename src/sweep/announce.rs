@@ -163,7 +163,9 @@ pub async fn left_view(
         match group.store.any_listed(&group.key).await {
             Ok(true) => {}
             Ok(false) => {
-                let every_file = (0..after.layout.0.len())
+                let every_file = after
+                    .layout
+                    .indexes()
                     .map(|i| after.layout.range(i))
                     .collect();
                 note_listed_in_background(group.clone(), every_file, listed_known.clone());
