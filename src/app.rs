@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use crate::answer::Reader;
 use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
 use crate::crawlers::{Registry, RegistryError};
-use crate::http::{self, App};
+use crate::http;
 use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
@@ -23,6 +23,7 @@ use crate::site::fingerprint::{
 };
 use crate::site::{Group, GroupSettings, News, Site};
 use crate::sitemap::{DocumentStyle, EntryRules};
+use crate::state::App;
 use crate::store::{Store, StoreError, Watch};
 use crate::sweep::lease::SiteLease;
 use crate::sweep::{SweepError, Sweeper};

@@ -32,7 +32,8 @@
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
 //! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded); [`crawllog`]
 //! reads the web server's access log for what crawlers did on the whole site. [`admin`] is the
-//! status page on its own listener, read from the same snapshots, ledger and metrics.
+//! status page on its own listener, read from the same [`state::App`] as [`http`]: snapshots,
+//! ledger and metrics.
 //! [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
 //! the command line; [`error`] reports failures with their causes.
@@ -57,6 +58,7 @@ pub mod notify;
 pub mod robots;
 pub mod site;
 pub mod sitemap;
+pub mod state;
 pub mod store;
 pub mod stylesheet;
 pub mod sweep;

@@ -10,11 +10,11 @@ use super::tester::tested_url;
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
 use crate::files::page_name;
 use crate::http::ledger::ChangeTimes;
-use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
+use crate::state::App;
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
 /// reported. A file full of URLs is not: that is how every file of a large site looks.

@@ -11,7 +11,6 @@ mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
-pub mod sources;
 
 use std::future::Future;
 use std::io;
@@ -27,44 +26,16 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::answer::{Accepts, Reader};
-use crate::crawlers::{Ledger, Trust};
+use crate::answer::Accepts;
+use crate::crawlers::Trust;
 use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
+use crate::state::{App, AppState};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
-
-/// Everything a handler needs; built once at start.
-pub struct App {
-    /// The sites served: one, or those of SITEMAP_SITES_FILE.
-    pub sites: Vec<Arc<Site>>,
-    /// Whether a request's Host header chooses its site (else the one site answers any Host).
-    pub routed_by_host: bool,
-    /// `<key>.txt` when IndexNow is on: served under each site's base URL.
-    pub indexnow_key_file: Option<String>,
-    pub reader: Arc<Reader>,
-    pub metrics: Arc<Metrics>,
-    /// What crawlers fetched, by User-Agent and verdict.
-    pub ledger: Arc<Ledger>,
-    /// Tells true crawlers from forged ones; the ledger counts each request under its verdict.
-    pub verifier: Arc<crate::verify::Verifier>,
-    /// `TRUSTED_PROXIES`: peers whose forwarding headers give the client address.
-    pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
-    pub crawl_log: Option<Arc<crate::crawllog::CrawlLog>>,
-    pub cache_control: HeaderValue,
-    /// `X-Robots-Tag` for every response (staging), or only documents (production).
-    pub staging: bool,
-    /// Whether every group's source can be read, as `/readyz` last found it.
-    pub sources: sources::SourceCheck,
-    /// Each site's crawler policy as the status page shows it, in the order of `sites`.
-    pub policies: Vec<crate::robots::PolicySummary>,
-}
-
-pub type AppState = Arc<App>;
 
 pub fn router(app: AppState) -> Router {
     Router::new().fallback(handle).with_state(app)
@@ -153,11 +124,6 @@ enum Wanted {
 }
 
 impl App {
-    /// The first (or only) site.
-    pub fn site(&self) -> &Arc<Site> {
-        &self.sites[0]
-    }
-
     /// The site and file a request is for, by its host ([`request_host`]) and path: robots.txt and the
     /// IndexNow key file on the host of a site's base URL, its other files under its sitemaps
     /// URL (host and mount path). When requests are not routed by host, the one site answers

@@ -11,6 +11,7 @@ pub mod fingerprint;
 mod group;
 mod layout;
 mod snapshot;
+pub mod sources;
 
 use std::sync::{Arc, RwLock};
 
