@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use crate::answer::Reader;
 use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
 use crate::crawlers::{Registry, RegistryError};
-use crate::http::{self, App};
+use crate::http;
 use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
 use crate::robots::{self, Environment, RobotsContext, RobotsError, RobotsTxt};
@@ -23,6 +23,7 @@ use crate::site::fingerprint::{
 };
 use crate::site::{Group, GroupSettings, News, Site};
 use crate::sitemap::{DocumentStyle, EntryRules};
+use crate::state::App;
 use crate::store::{Store, StoreError, Watch};
 use crate::sweep::lease::SiteLease;
 use crate::sweep::{SweepError, Sweeper};
@@ -416,7 +417,7 @@ pub fn group_settings(
         style: DocumentStyle {
             stylesheet: config
                 .stylesheet
-                .then(|| site.sitemaps_url.file_url(crate::stylesheet::FILE_NAME)),
+                .then(|| site.sitemaps_url.file_url(crate::files::STYLESHEET)),
         },
         base: site.base_url.clone(),
         files: site.sitemaps_url.clone(),

@@ -2,16 +2,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::TryStreamExt;
 
 use crate::answer::render;
 use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config, SiteConfig};
+use crate::files::{self, File, PageId, Place, SiteShape};
 use crate::import::{self, Input};
-use crate::site::{page_file_name, text_file_name, Group, ServedPage, Site};
+use crate::site::{Group, ServedPage, Site, Snapshot, Together};
 use crate::sitemap::audit::{repeat_example, GroupAudit};
 use crate::sitemap::{EntryRules, Namespaces, RawEntry, SkipCounts, SkipReason};
 use crate::store::{IdRange, Store, StoreError};
@@ -290,51 +293,149 @@ fn url_dir(dir: &Path, url: &BaseUrl) -> PathBuf {
 async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), StartError> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::create_dir_all(robots_dir).map_err(|e| io_error(robots_dir, e))?;
-    let mut progress = Progress::new("pages written");
-    let single = site.single_page().is_some();
-    let mut files = 0;
-    for group in &site.groups {
-        files += export_group(group, dir, single, &mut progress).await?;
+    let mut export = SiteExport::new(site);
+    let listed = files::site_files(&export.shape());
+    for file in &listed {
+        let path = match file.place {
+            Place::Published => dir.join(&file.path),
+            Place::Root => robots_dir.join(&file.path),
+        };
+        // `.well-known/llms.txt` is the one file in a directory of its own.
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+        }
+        if let Some(body) = export.body(file.file).await? {
+            write(&path, &body)?;
+        }
     }
-    let together = site.together();
-    write(&dir.join("sitemap_index.xml"), &together.index.body)?;
-    if !single {
-        write(&dir.join("sitemap.xml"), &together.index.body)?;
+    print_exported(&listed, dir, robots_dir);
+    Ok(())
+}
+
+/// The bodies of one site's files, as the server sends them, for `export`.
+struct SiteExport<'a> {
+    site: &'a Site,
+    /// Each group's snapshot, taken once: every file written is of the same layout.
+    snapshots: Vec<Arc<Snapshot>>,
+    together: Arc<Together>,
+    /// One file holds all.
+    single: bool,
+    /// With SITEMAP_STYLESHEET=true every file names the stylesheet: it is written beside them,
+    /// so the static copy shows as the served one does.
+    stylesheet: bool,
+    /// The last page rendered, gzip and text: when one file holds all, `sitemap.xml` and
+    /// `sitemap.txt` are that page, written from the same render.
+    last_page: Option<(Bytes, Bytes)>,
+    progress: Progress,
+}
+
+impl<'a> SiteExport<'a> {
+    fn new(site: &'a Site) -> Self {
+        Self {
+            site,
+            snapshots: site.groups.iter().map(|g| g.snapshot()).collect(),
+            together: site.together(),
+            single: site.single_page().is_some(),
+            stylesheet: site.first().style.stylesheet.is_some(),
+            last_page: None,
+            progress: Progress::new("pages written"),
+        }
     }
-    if let Some(feeds) = &together.feeds {
-        write(&dir.join(crate::feed::ATOM_FILE), &feeds.atom.body)?;
-        write(&dir.join(crate::feed::RSS_FILE), &feeds.rss.body)?;
+
+    /// What decides the site's list of files.
+    fn shape(&self) -> SiteShape<'a> {
+        let groups = self.site.groups.iter().zip(&self.snapshots);
+        SiteShape {
+            groups: groups
+                .map(|(group, snapshot)| (group.name.as_deref(), snapshot.layout.page_numbers()))
+                .collect(),
+            single: self.single,
+            feeds: self.together.feeds.is_some(),
+            stylesheet: self.stylesheet,
+            llms: self.together.llms.is_some(),
+        }
     }
-    let robots = site.first().snapshot().robots.body.clone();
-    write(&robots_dir.join("robots.txt"), &robots)?;
-    let llms = export_llms(&together, robots_dir)?;
-    // With SITEMAP_STYLESHEET=true every file written above names the stylesheet: write it
-    // beside them, so the static copy shows as the served one does.
-    let stylesheet = site.first().style.stylesheet.is_some();
-    if stylesheet {
-        write(
-            &dir.join(crate::stylesheet::FILE_NAME),
-            crate::stylesheet::BODY.as_bytes(),
-        )?;
+
+    /// The bytes of `file`; `None` for a file export does not write.
+    async fn body(&mut self, file: File) -> Result<Option<Bytes>, StartError> {
+        let feeds = self.together.feeds.as_ref();
+        Ok(Some(match file {
+            File::PageGz(id) => {
+                let (group, served) = self.page(id);
+                let gz = Bytes::from(render_whole(&group, &served).await?);
+                self.last_page = Some((gz.clone(), Bytes::new()));
+                gz
+            }
+            File::PageTxt(id) => {
+                let (group, served) = self.page(id);
+                let text = Bytes::from(render_text(&group, &served).await?);
+                if let Some((_, last)) = &mut self.last_page {
+                    *last = text.clone();
+                }
+                // Counted per group, from 1.
+                let layout = &self.snapshots[id.group].layout;
+                let position = layout.find(id.no).map_or(0, |(i, _)| i);
+                self.progress.tick(position as u64 + 1);
+                text
+            }
+            File::Index => self.together.index.body.clone(),
+            File::Sitemap => match (self.single, &self.last_page) {
+                (true, Some((gz, _))) => Bytes::from(gunzip(gz)),
+                _ => self.together.index.body.clone(),
+            },
+            File::SitemapTxt => match &self.last_page {
+                Some((_, text)) => text.clone(),
+                None => return Ok(None),
+            },
+            File::FeedAtom => match feeds {
+                Some(feeds) => feeds.atom.body.clone(),
+                None => return Ok(None),
+            },
+            File::FeedRss => match feeds {
+                Some(feeds) => feeds.rss.body.clone(),
+                None => return Ok(None),
+            },
+            File::Stylesheet => Bytes::from_static(crate::stylesheet::BODY.as_bytes()),
+            File::Robots => self.site.first().snapshot().robots.body.clone(),
+            File::Llms => match &self.together.llms {
+                Some(llms) => llms.body.clone(),
+                None => return Ok(None),
+            },
+            // Served from configuration only; a page's other forms come from its gzip file.
+            File::IndexNowKey | File::PageXml(_) => return Ok(None),
+        }))
     }
-    let mut written = vec!["sitemap_index.xml", "sitemap.xml"];
-    if single {
-        written.push("sitemap.txt");
+
+    /// A page of this export's snapshot, with its group.
+    fn page(&self, id: PageId) -> (Arc<Group>, ServedPage) {
+        let group = self.site.groups[id.group].clone();
+        let served = self.snapshots[id.group]
+            .page(id.no)
+            .expect("a page of this snapshot");
+        (group, served)
     }
-    if together.feeds.is_some() {
-        written.extend([crate::feed::ATOM_FILE, crate::feed::RSS_FILE]);
-    }
-    if stylesheet {
-        written.push(crate::stylesheet::FILE_NAME);
-    }
-    let written = format!(
-        "{files} sitemap files (.xml.gz and .txt), {}",
-        written.join(", ")
-    );
-    let robots_files = match llms {
-        true => "robots.txt, llms.txt and .well-known/llms.txt",
-        false => "robots.txt",
+}
+
+/// Says what was written where: the sitemap files counted, the others by name.
+fn print_exported(listed: &[files::Listed], dir: &Path, robots_dir: &Path) {
+    let pages = listed
+        .iter()
+        .filter(|l| matches!(l.file, File::PageGz(_)))
+        .count();
+    let named = |place: Place| {
+        listed
+            .iter()
+            .filter(move |l| {
+                l.place == place && !matches!(l.file, File::PageGz(_) | File::PageTxt(_))
+            })
+            .map(|l| l.path.as_str())
+            .collect::<Vec<_>>()
     };
+    let written = format!(
+        "{pages} sitemap files (.xml.gz and .txt), {}",
+        named(Place::Published).join(", ")
+    );
+    let robots_files = and_list(&named(Place::Root));
     if robots_dir == dir {
         println!("wrote {written} and {robots_files} to {}", dir.display());
     } else {
@@ -344,46 +445,15 @@ async fn export_site(site: &Site, dir: &Path, robots_dir: &Path) -> Result<(), S
             robots_dir.display()
         );
     }
-    Ok(())
 }
 
-/// Writes llms.txt at the root beside robots.txt, and the same bytes at
-/// `.well-known/llms.txt` (both paths are served); says whether the site has one.
-fn export_llms(together: &crate::site::Together, root: &Path) -> Result<bool, StartError> {
-    let Some(llms) = &together.llms else {
-        return Ok(false);
-    };
-    let well_known = root.join(".well-known");
-    std::fs::create_dir_all(&well_known).map_err(|e| io_error(&well_known, e))?;
-    write(&root.join("llms.txt"), &llms.body)?;
-    write(&well_known.join("llms.txt"), &llms.body)?;
-    Ok(true)
-}
-
-/// Writes one group's files (`.xml.gz` and `.txt`; with `single`, also `sitemap.xml` and
-/// `sitemap.txt`); says how many.
-async fn export_group(
-    group: &Group,
-    dir: &Path,
-    single: bool,
-    progress: &mut Progress,
-) -> Result<usize, StartError> {
-    let snapshot = group.snapshot();
-    let name = group.name.as_deref();
-    for (i, page) in snapshot.layout.0.iter().enumerate() {
-        let served = snapshot.page(page.no).expect("a page of this snapshot");
-        let gz = render_whole(group, &served).await?;
-        write(&dir.join(page_file_name(name, page.no)), &gz)?;
-        let text = render_text(group, &served).await?;
-        write(&dir.join(text_file_name(name, page.no)), &text)?;
-        if single {
-            // One file holds all: sitemap.xml and sitemap.txt are that file.
-            write(&dir.join("sitemap.xml"), &gunzip(&gz))?;
-            write(&dir.join("sitemap.txt"), &text)?;
-        }
-        progress.tick(i as u64 + 1);
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
-    Ok(snapshot.layout.0.len())
 }
 
 /// Loads a sitemap (or an index and its files) into the built-in table and prints a summary;
@@ -481,16 +551,10 @@ fn remove_stale_files() -> Result<Vec<PathBuf>, StartError> {
     Ok(removed)
 }
 
-/// The names `export` writes: sitemaps (`sitemap*.xml`, `.xml.gz`, `.txt`), the index,
-/// robots.txt, feeds and the stylesheet, and its own temporary files.
+/// The names `export` writes (a site's files, see [`files::looks_like_a_site_file`]) and its
+/// own temporary files.
 fn is_exported_name(name: &str) -> bool {
-    let sitemap = name.starts_with("sitemap")
-        && [".xml", ".xml.gz", ".txt", ".xsl"]
-            .iter()
-            .any(|ext| name.ends_with(ext));
-    sitemap
-        || matches!(name, "robots.txt" | "feed.atom" | "feed.rss")
-        || (name.starts_with('.') && name.ends_with(TEMPORARY))
+    files::looks_like_a_site_file(name) || (name.starts_with('.') && name.ends_with(TEMPORARY))
 }
 
 fn io_error(path: &Path, cause: std::io::Error) -> StartError {

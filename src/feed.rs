@@ -18,8 +18,6 @@ use crate::sitemap::loc::is_xml_char;
 use crate::sitemap::BaseUrl;
 use crate::sitemap::Loc;
 
-pub const ATOM_FILE: &str = "feed.atom";
-pub const RSS_FILE: &str = "feed.rss";
 const ATOM_NS: &str = "http://www.w3.org/2005/Atom";
 
 /// The earliest year of a lastmod that feeds list. RSS 2.0 dates are RFC 822 dates, whose
@@ -70,7 +68,7 @@ impl FeedSite<'_> {
     /// An Atom 1.0 feed: entries identified by their URL, titled by its path, with their lastmod.
     pub fn atom(&self, entries: &[FeedEntry]) -> Vec<u8> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
-        let self_url = self.files.file_url(ATOM_FILE);
+        let self_url = self.files.file_url(crate::files::FEED_ATOM);
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str(&format!("<feed xmlns=\"{ATOM_NS}\">\n"));
         push_text(&mut out, "id", &self_url);
@@ -107,7 +105,7 @@ impl FeedSite<'_> {
     /// An RSS 2.0 channel: items with link, permanent guid and the lastmod as pubDate.
     pub fn rss(&self, entries: &[FeedEntry]) -> Vec<u8> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
-        let self_url = self.files.file_url(RSS_FILE);
+        let self_url = self.files.file_url(crate::files::FEED_RSS);
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str(&format!(
             "<rss version=\"2.0\" xmlns:atom=\"{ATOM_NS}\">\n<channel>\n"

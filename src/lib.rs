@@ -8,7 +8,7 @@
 //!
 //! Two flows, each in a folder of its own, meet at the site's snapshot:
 //!
-//! - [`answer`], the read side: a request's site and file ([`answer::File`]) become a
+//! - [`answer`], the read side: a request's site and file ([`files::File`]) become a
 //!   [`answer::Document`] whose validators come from the snapshot alone, and whose body is opened
 //!   only when it is sent: bytes in memory, or a render ([`answer::render`]) streamed through
 //!   the single flight and the cache. [`http`] routes requests there and turns documents into
@@ -23,15 +23,17 @@
 //!   files as id ranges, [`site::Layout`]) and the [`site::Snapshot`] requests are answered
 //!   from.
 //!
-//! Beneath them, pure rules and formats: [`sitemap`] (entry rules, limits, the XML writer),
-//! [`robots`] (robots.txt templates, validation, RFC 9309 matching), [`feed`] (Atom and RSS),
-//! [`llms`] (llms.txt: each group's newest links, read by its sweep, composed per site),
-//! [`stylesheet`] (`/sitemap.xsl`); and the outside world: [`store`] (every SQL statement, for
+//! Beneath them, pure rules and formats: [`files`] (the catalogue of served files: every name
+//! and path is made and parsed there, and a site's list of files), [`sitemap`] (entry rules,
+//! limits, the XML writer), [`robots`] (robots.txt templates, validation, RFC 9309 matching),
+//! [`feed`] (Atom and RSS), [`llms`] (llms.txt: each group's newest links, read by its sweep,
+//! composed per site), [`stylesheet`] (`/sitemap.xsl`'s body); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
 //! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded); [`crawllog`]
 //! reads the web server's access log for what crawlers did on the whole site. [`admin`] is the
-//! status page on its own listener, read from the same snapshots, ledger and metrics.
+//! status page on its own listener, read from the same [`state::App`] as [`http`]: snapshots,
+//! ledger and metrics.
 //! [`import`] loads existing sitemap files into the built-in table. [`app`] wires a
 //! [`config::Config`] into a running [`app::Service`]; [`cli`], [`commands`] and [`demo`] are
 //! the command line; [`error`] reports failures with their causes.
@@ -47,6 +49,7 @@ pub mod crawllog;
 pub mod demo;
 pub mod error;
 pub mod feed;
+pub mod files;
 pub mod http;
 pub mod import;
 pub mod llms;
@@ -55,6 +58,7 @@ pub mod notify;
 pub mod robots;
 pub mod site;
 pub mod sitemap;
+pub mod state;
 pub mod store;
 pub mod stylesheet;
 pub mod sweep;

@@ -10,10 +10,6 @@ use std::sync::LazyLock;
 use crate::site::Validators;
 use crate::sitemap::Fingerprint;
 
-/// Served with the sitemaps: under the mount path of `SITEMAP_BASE_URL`, or of the site's
-/// `sitemaps_url`.
-pub const FILE_NAME: &str = "sitemap.xsl";
-
 pub const BODY: &str = include_str!("../templates/sitemap.xsl");
 
 /// When `templates/sitemap.xsl` last changed (Unix seconds): its `Last-Modified`.

@@ -5,7 +5,8 @@
 use futures::TryStreamExt;
 use serde::Serialize;
 
-use crate::site::{page_file_name, Group, ServedPage, Site};
+use crate::files::{self, page_name, File};
+use crate::site::{Group, ServedPage, Site};
 use crate::sitemap::{Entry, Namespaces, RawEntry, SeenUrls, SkipReason, UrlKey};
 use crate::store::StoreError;
 
@@ -41,17 +42,15 @@ pub struct ViewRow {
     pub skipped: Option<&'static str>,
 }
 
-/// The group and page `name` is, of `site`.
+/// The group and page `name` (a page's `.xml.gz` name, as the status page lists it) is, of
+/// `site`.
 pub fn find(site: &Site, name: &str) -> Option<(std::sync::Arc<Group>, ServedPage)> {
-    site.groups.iter().find_map(|group| {
-        let snapshot = group.snapshot();
-        let page = snapshot
-            .layout
-            .0
-            .iter()
-            .find(|p| page_file_name(group.name.as_deref(), p.no) == name)?;
-        Some((group.clone(), snapshot.page(page.no)?))
-    })
+    let group = |name: Option<&str>| site.group_position(name);
+    let Some(File::PageGz(id)) = files::parse_published_name(name, group) else {
+        return None;
+    };
+    let group = site.groups.get(id.group)?;
+    Some((group.clone(), group.snapshot().page(id.no)?))
 }
 
 /// Page `page` (from 0) of the rows of `served` whose URL contains `query` (any case).
@@ -62,7 +61,7 @@ pub async fn view(
     query: &str,
     page: usize,
 ) -> Result<FileView, StoreError> {
-    let name = page_file_name(group.name.as_deref(), served.page.no);
+    let name = page_name(group.name.as_deref(), served.page.no);
     let needle = query.trim().to_lowercase();
     let mut rows = group.rows(served.range, Namespaces::ALL, served.news_at);
     let mut seen = SeenUrls::default();

@@ -18,7 +18,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use minijinja::{context, Environment};
 
-use crate::http::AppState;
+use crate::state::AppState;
 use status::{robots_answer, RobotsAnswer, Status};
 
 const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");

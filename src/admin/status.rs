@@ -8,12 +8,13 @@ use serde::Serialize;
 
 use super::tester::tested_url;
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
+use crate::files::page_name;
 use crate::http::ledger::ChangeTimes;
-use crate::http::App;
 use crate::robots::{RobotsTxt, Verdict};
-use crate::site::{page_file_name, Group, Readiness, Site};
+use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
+use crate::state::App;
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
 /// reported. A file full of URLs is not: that is how every file of a large site looks.
@@ -263,13 +264,13 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
     }
     SiteStatus {
         base_url: site.base().as_str().to_string(),
-        index_url: site.files().file_url("sitemap_index.xml"),
+        index_url: site.files().file_url(crate::files::INDEX),
         readiness: readiness(site.readiness()),
         kept_current_by: site.keeper(),
         policy,
         groups,
         llms_url: site.first().llms.as_ref().and_then(|_| {
-            let url = site.base().url().join(crate::llms::PATHS[0]).ok()?;
+            let url = site.base().url().join(crate::files::LLMS_PATHS[0]).ok()?;
             Some(url.to_string())
         }),
         outside_sitemaps: None,
@@ -314,10 +315,10 @@ fn group_status(group: &Group) -> GroupStatus {
     let snapshot = group.snapshot();
     let layout = &snapshot.layout;
     let files: Vec<FileStatus> = layout
-        .0
+        .pages()
         .iter()
         .map(|page| {
-            let name = page_file_name(group.name.as_deref(), page.no);
+            let name = page_name(group.name.as_deref(), page.no);
             FileStatus {
                 url: group.files.file_url(&name),
                 name,

@@ -20,6 +20,7 @@ use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use tokio_util::io::{ReaderStream, StreamReader};
 
+use crate::files::{File, PageId};
 use crate::metrics::Metrics;
 use crate::notify::IndexNowKey;
 use crate::site::{Group, Readiness, ServedPage, Site};
@@ -51,41 +52,6 @@ pub struct Revised {
     pub etag: String,
     /// Unix seconds, for `Last-Modified`.
     pub changed_at: i64,
-}
-
-/// A file a site serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum File {
-    /// `/robots.txt`, at the root of the site's host.
-    Robots,
-    /// `<key>.txt`: the IndexNow key, proving the site is ours.
-    IndexNowKey,
-    /// `/sitemap_index.xml`.
-    Index,
-    /// `/sitemap.xml`: the urlset when one file holds all, else the index.
-    Sitemap,
-    /// `/sitemap-K.xml.gz` (`/sitemap-<group>-K.xml.gz`).
-    PageGz(PageId),
-    /// `/sitemap-K.xml`.
-    PageXml(PageId),
-    /// `/sitemap-K.txt`: the same entries as file K, one URL per line.
-    PageTxt(PageId),
-    /// `/sitemap.txt`: the text sitemap when one file holds all.
-    SitemapTxt,
-    FeedAtom,
-    FeedRss,
-    /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
-    Stylesheet,
-    /// `/llms.txt` and `/.well-known/llms.txt`, at the root of the site's host.
-    Llms,
-}
-
-/// File K of one of a site's groups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageId {
-    /// The group's position among the site's groups.
-    pub group: usize,
-    pub no: i64,
 }
 
 impl File {

@@ -27,7 +27,7 @@ pub struct SiteConfig {
 impl SiteConfig {
     /// Absolute URL of the site's sitemap index, where it is published.
     pub fn index_url(&self) -> String {
-        self.sitemaps_url.file_url("sitemap_index.xml")
+        self.sitemaps_url.file_url(crate::files::INDEX)
     }
 }
 

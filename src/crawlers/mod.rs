@@ -51,9 +51,6 @@ const MAX_KEY_BYTES: usize = 1024;
 /// The name requests of no registry crawler are counted under.
 pub const OTHER: &str = "other";
 
-/// The file whose fetches tell whether a crawler can know the site's policy.
-const ROBOTS_TXT: &str = "robots.txt";
-
 /// A crawler's name as a metrics label value: shared, so counting a request copies a pointer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct CrawlerName(Arc<str>);
@@ -361,7 +358,8 @@ impl Ledger {
             304 => track.not_modified += 1,
             _ => return,
         }
-        if file == ROBOTS_TXT {
+        // Fetches of robots.txt tell whether a crawler can know the site's policy.
+        if file == crate::files::ROBOTS {
             track.robots_txt = Some(track.robots_txt.map_or(at, |last| last.max(at)));
         }
         if counts_fetch && site.len() + file.len() <= MAX_KEY_BYTES {

@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use super::crawlers::Known;
 use super::metrics::CrawlLogMetrics;
 use super::receiver::Seen;
+use crate::files;
 use crate::robots::RobotsTxt;
 use crate::site::Site;
 use crate::store::{CrawlRow, PathRow, StoreError};
@@ -214,10 +215,7 @@ fn strip_port(host: &str) -> &str {
 fn is_own_file(target: &str) -> bool {
     let path = target.split(['?', '#']).next().unwrap_or_default();
     let name = path.rsplit('/').next().unwrap_or_default();
-    path == "/robots.txt"
-        || path == "/llms.txt"
-        || (name.starts_with("sitemap")
-            && (name.ends_with(".xml") || name.ends_with(".xml.gz") || name.ends_with(".txt")))
+    path == files::ROBOTS_PATH || path == files::LLMS_PATHS[0] || files::looks_like_a_sitemap(name)
 }
 
 /// The listed entries a batch's requests name, per group.

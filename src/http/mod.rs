@@ -11,7 +11,6 @@ mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
-pub mod sources;
 
 use std::future::Future;
 use std::io;
@@ -27,46 +26,50 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::answer::{Accepts, File, Reader};
-use crate::crawlers::{Ledger, Trust};
+use crate::answer::Accepts;
+use crate::crawlers::Trust;
+use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
+use crate::state::{App, AppState};
 use conditional::{accepts_gzip, http_date, is_not_modified};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
 
-/// Everything a handler needs; built once at start.
-pub struct App {
-    /// The sites served: one, or those of SITEMAP_SITES_FILE.
-    pub sites: Vec<Arc<Site>>,
-    /// Whether a request's Host header chooses its site (else the one site answers any Host).
-    pub routed_by_host: bool,
-    /// `<key>.txt` when IndexNow is on: served under each site's base URL.
-    pub indexnow_key_file: Option<String>,
-    pub reader: Arc<Reader>,
-    pub metrics: Arc<Metrics>,
-    /// What crawlers fetched, by User-Agent and verdict.
-    pub ledger: Arc<Ledger>,
-    /// Tells true crawlers from forged ones; the ledger counts each request under its verdict.
-    pub verifier: Arc<crate::verify::Verifier>,
-    /// `TRUSTED_PROXIES`: peers whose forwarding headers give the client address.
-    pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
-    pub crawl_log: Option<Arc<crate::crawllog::CrawlLog>>,
-    pub cache_control: HeaderValue,
-    /// `X-Robots-Tag` for every response (staging), or only documents (production).
-    pub staging: bool,
-    /// Whether every group's source can be read, as `/readyz` last found it.
-    pub sources: sources::SourceCheck,
-    /// Each site's crawler policy as the status page shows it, in the order of `sites`.
-    pub policies: Vec<crate::robots::PolicySummary>,
+pub fn router(app: AppState) -> Router {
+    Router::new()
+        .fallback(handle)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            count_requests,
+        ))
+        .with_state(app)
 }
 
-pub type AppState = Arc<App>;
+/// The route a response answered, as its metrics label: the handler leaves it in the
+/// response's extensions for [`count_requests`].
+#[derive(Debug, Clone, Copy)]
+struct RouteLabel(&'static str);
 
-pub fn router(app: AppState) -> Router {
-    Router::new().fallback(handle).with_state(app)
+/// Counts every response in `sitemapd_requests_total` by route and status, outside the
+/// handler.
+async fn count_requests(
+    State(app): State<AppState>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    let route = response
+        .extensions()
+        .get::<RouteLabel>()
+        .map_or("unknown", |label| label.0);
+    let status = response.status().as_u16();
+    app.metrics
+        .requests
+        .get_or_create(&RequestLabels { route, status })
+        .inc();
+    response
 }
 
 /// Serves until `shutdown` completes, then lets in-flight requests finish.
@@ -152,11 +155,6 @@ enum Wanted {
 }
 
 impl App {
-    /// The first (or only) site.
-    pub fn site(&self) -> &Arc<Site> {
-        &self.sites[0]
-    }
-
     /// The site and file a request is for, by its host ([`request_host`]) and path: robots.txt and the
     /// IndexNow key file on the host of a site's base URL, its other files under its sitemaps
     /// URL (host and mount path). When requests are not routed by host, the one site answers
@@ -296,7 +294,7 @@ impl App {
                 };
                 self.metrics.record_entries(
                     &labels,
-                    layout.0.len(),
+                    layout.len(),
                     layout.served(),
                     &layout.skipped(),
                 );
@@ -357,15 +355,10 @@ impl App {
         }
     }
 
+    /// Labels the response with its route (for [`count_requests`]) and tags it for robots.
     fn finish(&self, route: Option<Route>, response: &mut Response) {
-        let status = response.status().as_u16();
-        self.metrics
-            .requests
-            .get_or_create(&RequestLabels {
-                route: route.map_or("unknown", Route::name),
-                status,
-            })
-            .inc();
+        let label = RouteLabel(route.map_or("unknown", Route::name));
+        response.extensions_mut().insert(label);
         let tag = match route {
             _ if self.staging => Some("noindex, nofollow"),
             Some(Route::File(File::Robots)) => None,

@@ -1,6 +1,7 @@
-//! The URL space: which request path names which file. Pure, so it is tested on its own.
+//! The URL space: which request path names which file of a site ([`crate::files`] parses the
+//! names) or which operational endpoint. Pure, so it is tested on its own.
 
-use crate::answer::{File, PageId};
+use crate::files::{self, File};
 
 /// What a request path names: a file of a site, or an operational endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,37 +49,18 @@ impl Route {
 /// when `key_file` is on, under the base's mount path). Checked across every site before any
 /// site's files, so which site answers does not depend on their order.
 pub fn base_route(path: &str, base: &str, key_file: Option<&str>) -> Option<Route> {
-    if path == "/robots.txt" {
-        return Some(Route::File(File::Robots));
-    }
-    if crate::llms::PATHS.contains(&path) {
-        return Some(Route::File(File::Llms));
-    }
-    let name = path.strip_prefix(base)?;
-    (key_file == Some(name)).then_some(Route::File(File::IndexNowKey))
+    files::parse_base_path(path, base, key_file).map(Route::File)
 }
 
-/// What `path` names among the files published at `files` (the mount path of the sitemaps
-/// URL): sitemaps, feeds and the stylesheet. File names hold no
-/// `/`, so a path names a file of exactly one mount path even when mount paths nest.
-/// `group` gives the position of the group a file name names (`None`: the unnamed group), if
-/// the site has it.
+/// What `path` names among the files published at `mount` (the mount path of the sitemaps
+/// URL): sitemaps, feeds and the stylesheet. `group` gives the position of the group a file
+/// name names (`None`: the unnamed group), if the site has it.
 pub fn file_route(
     path: &str,
-    files: &str,
+    mount: &str,
     group: impl Fn(Option<&str>) -> Option<usize>,
 ) -> Option<Route> {
-    let name = path.strip_prefix(files)?;
-    let file = match name {
-        "sitemap_index.xml" => File::Index,
-        "sitemap.xml" => File::Sitemap,
-        "sitemap.txt" => File::SitemapTxt,
-        "feed.atom" => File::FeedAtom,
-        "feed.rss" => File::FeedRss,
-        "sitemap.xsl" => File::Stylesheet,
-        _ => return page(name, group).map(Route::File),
-    };
-    Some(Route::File(file))
+    files::parse_published_path(path, mount, group).map(Route::File)
 }
 
 /// The operational endpoints, at the root where probes expect them, whatever the Host.
@@ -95,39 +77,10 @@ fn operational(name: &str) -> Option<Route> {
     }))
 }
 
-/// `sitemap-K.xml.gz`, `.xml`, `.txt` of the unnamed group, `sitemap-<name>-K.*` of a named
-/// one (names hold no `-`).
-fn page(name: &str, group: impl Fn(Option<&str>) -> Option<usize>) -> Option<File> {
-    let rest = name.strip_prefix("sitemap-")?;
-    let (form, stem): (fn(PageId) -> File, &str) = if let Some(s) = rest.strip_suffix(".xml.gz") {
-        (File::PageGz, s)
-    } else if let Some(s) = rest.strip_suffix(".txt") {
-        (File::PageTxt, s)
-    } else {
-        (File::PageXml, rest.strip_suffix(".xml")?)
-    };
-    let (name, digits) = match stem.rsplit_once('-') {
-        Some((name, digits)) => (Some(name), digits),
-        None => (None, stem),
-    };
-    let no = page_number(digits)?;
-    Some(form(PageId {
-        group: group(name)?,
-        no,
-    }))
-}
-
-/// K ≥ 1 in plain decimal: no sign, no leading zero.
-fn page_number(digits: &str) -> Option<i64> {
-    let valid = !digits.is_empty()
-        && !digits.starts_with('0')
-        && digits.bytes().all(|b| b.is_ascii_digit());
-    valid.then(|| digits.parse().ok()).flatten()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::PageId;
     use Probe::{Health, Metrics};
 
     /// One site without groups whose files are published at its base URL, on the requested host.

@@ -4,7 +4,7 @@
 //! Each group's part (its [`Section`]: the newest links the sitemaps list and the `ai-search`
 //! policy allows, with the source's optional `title` and `description`) is read by the group's
 //! sweep, as the feeds are, and kept in its snapshot with the time its bytes last changed
-//! (stored as the whole file [`LLMS_FILE`], so replicas and restarts agree). The site's file is
+//! (stored as the whole file [`crate::files::LLMS`], so replicas and restarts agree). The site's file is
 //! then composed in memory from its groups' sections ([`compose`]) whenever one of them
 //! changes: a request, a `304` or a HEAD never reads the database. The file's size is bounded:
 //! at most `LLMS_TXT_PER_GROUP` links per group, each title and description cut short.
@@ -23,10 +23,6 @@ pub use format::{
 };
 pub use policy::{ai_search_tokens, allowed_for_all, AiSearchPolicy};
 
-/// The file names it is served under, at the root of the site's host.
-pub const PATHS: [&str; 2] = ["/llms.txt", "/.well-known/llms.txt"];
-/// Name of a group's section in `sitemapd_files` (its fingerprint and the time it changed).
-pub const LLMS_FILE: &str = "llms.txt";
 /// Title of the unnamed group's section.
 pub const UNNAMED_SECTION: &str = "Pages";
 /// `LLMS_TXT_PER_GROUP` by default.
@@ -75,7 +71,7 @@ pub struct Link {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     pub links: Arc<Vec<Link>>,
-    /// Unix seconds (stored with [`LLMS_FILE`]).
+    /// Unix seconds (stored with [`crate::files::LLMS`]).
     pub changed_at: i64,
 }
 

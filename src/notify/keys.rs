@@ -41,7 +41,7 @@ impl IndexNowKey {
             return Err("8 to 128 characters, each a letter, a digit or -".into());
         }
         // `sitemap-1.txt` is the text sitemap of file 1: a key file of that name would hide it.
-        if value.starts_with("sitemap") {
+        if value.starts_with(crate::files::SITEMAP_STEM) {
             return Err(
                 "a key not starting with \"sitemap\" (its file would hide a text sitemap)".into(),
             );
@@ -55,7 +55,7 @@ impl IndexNowKey {
 
     /// Name of the key file: `<key>.txt`.
     pub fn file_name(&self) -> String {
-        format!("{}.txt", self.0)
+        crate::files::key_file_name(&self.0)
     }
 }
 

@@ -11,6 +11,7 @@
 //! verified identity is the status page's business).
 
 use crate::crawlers::registry::Registry;
+use crate::files::ROBOTS_PATH;
 
 use super::policy::{Policy, PolicyError};
 
@@ -157,9 +158,9 @@ fn nginx(out: &mut String, blocked: &Blocked) {
         ));
     }
     out.push_str("}\n");
-    out.push_str(
-        "map $uri $sitemapd_refused {\n    default $sitemapd_refused_agent;\n    /robots.txt 0;\n}\n",
-    );
+    out.push_str(&format!(
+        "map $uri $sitemapd_refused {{\n    default $sitemapd_refused_agent;\n    {ROBOTS_PATH} 0;\n}}\n",
+    ));
 }
 
 fn nginx_quote(regex: &str) -> String {
@@ -178,7 +179,10 @@ fn apache(out: &mut String, blocked: &Blocked) {
         return;
     }
     out.push_str("RewriteEngine On\n");
-    out.push_str("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n");
+    out.push_str(&format!(
+        "RewriteCond %{{REQUEST_URI}} !^{}$\n",
+        ROBOTS_PATH.replace('.', "\\.")
+    ));
     if !blocked.exceptions.is_empty() {
         out.push_str(&format!(
             "RewriteCond %{{HTTP_USER_AGENT}} \"!{}\" [NC]\n",
@@ -218,7 +222,7 @@ fn caddy(out: &mut String, blocked: &Blocked) {
             word_regex(&blocked.exceptions)
         ));
     }
-    out.push_str("\tnot path /robots.txt\n}\n");
+    out.push_str(&format!("\tnot path {ROBOTS_PATH}\n}}\n"));
     out.push_str("handle @sitemapd_refused {\n\trespond \"Forbidden\" 403\n}\n");
 }
 

@@ -90,7 +90,7 @@ fn product_token(user_agent: &str) -> String {
 
 /// "The /robots.txt URI is implicitly allowed", whatever its query.
 fn is_robots_txt(path: &str) -> bool {
-    path.split('?').next() == Some("/robots.txt")
+    path.split('?').next() == Some(crate::files::ROBOTS_PATH)
 }
 
 #[cfg(test)]

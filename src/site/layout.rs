@@ -76,13 +76,58 @@ impl Page {
 
 /// The files of a site in id order; the first one's range starts at the lowest id.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout(pub Vec<Page>);
+pub struct Layout {
+    /// In first-id order, never empty once measured ([`Layout::empty`] has page 1).
+    pages: Vec<Page>,
+}
 
 impl Layout {
+    /// A layout of `pages`, in first-id order.
+    pub fn new(pages: Vec<Page>) -> Self {
+        Self { pages }
+    }
+
+    /// The pages in first-id order (their position is the index the other methods take).
+    pub fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// The pages to change in place (their validators, counts); their number and order stay.
+    pub fn pages_mut(&mut self) -> &mut [Page] {
+        &mut self.pages
+    }
+
+    /// How many files the layout has.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// The position of every page, first to last.
+    pub fn indexes(&self) -> std::ops::Range<usize> {
+        0..self.pages.len()
+    }
+
+    /// The numbers of the pages (K in their names), in first-id order.
+    pub fn page_numbers(&self) -> Vec<i64> {
+        self.pages.iter().map(|p| p.no).collect()
+    }
+
+    /// The one page, when a single file holds every entry.
+    pub fn only_page(&self) -> Option<&Page> {
+        match self.pages.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
     /// The layout of a site with no entries: page 1 over every id, an empty urlset.
     pub fn empty(style: &DocumentStyle, now: i64) -> Self {
         let digest = PageBuilder::measuring(style, 1).finish();
-        Self(vec![Page {
+        Self::new(vec![Page {
             no: 1,
             first_id: i64::MIN,
             urls: 0,
@@ -97,21 +142,21 @@ impl Layout {
 
     /// The layout stored in `sitemapd_pages`, in first-id order.
     pub fn from_records(records: &[PageRecord]) -> Self {
-        Self(records.iter().map(Page::from_record).collect())
+        Self::new(records.iter().map(Page::from_record).collect())
     }
 
     pub fn to_records(&self) -> Vec<PageRecord> {
-        self.0.iter().map(Page::to_record).collect()
+        self.pages.iter().map(Page::to_record).collect()
     }
 
     pub fn range(&self, index: usize) -> IdRange {
         let first = if index == 0 {
             i64::MIN
         } else {
-            self.0[index].first_id
+            self.pages[index].first_id
         };
         let last = self
-            .0
+            .pages
             .get(index + 1)
             .map_or(i64::MAX, |next| next.first_id - 1);
         IdRange { first, last }
@@ -119,33 +164,33 @@ impl Layout {
 
     /// The first ids of every file but the first: where the database's summaries cut.
     pub fn thresholds(&self) -> Vec<i64> {
-        self.0.iter().skip(1).map(|p| p.first_id).collect()
+        self.pages.iter().skip(1).map(|p| p.first_id).collect()
     }
 
     pub fn find(&self, no: i64) -> Option<(usize, &Page)> {
-        self.0.iter().enumerate().find(|(_, p)| p.no == no)
+        self.pages.iter().enumerate().find(|(_, p)| p.no == no)
     }
 
     /// Indexes of the pages whose ranges meet `range`.
     pub fn overlapping(&self, range: IdRange) -> Vec<usize> {
-        (0..self.0.len())
+        self.indexes()
             .filter(|&i| self.range(i).overlaps(&range))
             .collect()
     }
 
     /// The number a new file gets: one past the highest in use.
     pub fn next_page_no(&self) -> i64 {
-        self.0.iter().map(|p| p.no).max().unwrap_or(0) + 1
+        self.pages.iter().map(|p| p.no).max().unwrap_or(0) + 1
     }
 
     /// The boundaries alone, to tell whether another writer changed them.
     pub fn boundaries(&self) -> Vec<(i64, i64)> {
-        self.0.iter().map(|p| (p.no, p.first_id)).collect()
+        self.pages.iter().map(|p| (p.no, p.first_id)).collect()
     }
 
     /// Rows left out of every file, by reason.
     pub fn skipped(&self) -> SkipCounts {
-        self.0.iter().fold(SkipCounts::default(), |mut acc, p| {
+        self.pages.iter().fold(SkipCounts::default(), |mut acc, p| {
             acc.merge(&p.skipped);
             acc
         })
@@ -153,12 +198,12 @@ impl Layout {
 
     /// URLs listed by every file.
     pub fn served(&self) -> usize {
-        self.0.iter().map(|p| p.urls).sum()
+        self.pages.iter().map(|p| p.urls).sum()
     }
 
     /// Skip counts are not stored: they carry over from the layout that measured them.
     pub fn with_skip_counts_of(mut self, measured: &Layout) -> Self {
-        for page in &mut self.0 {
+        for page in &mut self.pages {
             if let Some((_, m)) = measured.find(page.no) {
                 page.skipped = m.skipped.clone();
             }
@@ -174,10 +219,10 @@ impl Layout {
     /// What the index lists of this layout: every page where the group's files are published,
     /// with the time its bytes last changed.
     pub fn index_entries(&self, publication: Publication<'_>) -> Vec<(String, DateTime<Utc>)> {
-        self.0
+        self.pages
             .iter()
             .map(|p| {
-                let name = page_file_name(publication.group, p.no);
+                let name = crate::files::page_name(publication.group, p.no);
                 (publication.files.file_url(&name), to_datetime(p.changed_at))
             })
             .collect()
@@ -196,23 +241,6 @@ pub fn index_document(style: &DocumentStyle, entries: Vec<(String, DateTime<Utc>
     Bytes::from(style.index(listed.map(|(u, t)| (u.as_str(), *t))))
 }
 
-/// File name of page K of `group` as served: `sitemap-K.xml.gz`, or `sitemap-<group>-K.xml.gz`.
-pub fn page_file_name(group: Option<&str>, no: i64) -> String {
-    format!("{}.xml.gz", file_stem(group, no))
-}
-
-/// The name of page `no`'s text sitemap.
-pub fn text_file_name(group: Option<&str>, no: i64) -> String {
-    format!("{}.txt", file_stem(group, no))
-}
-
-fn file_stem(group: Option<&str>, no: i64) -> String {
-    match group {
-        None => format!("sitemap-{no}"),
-        Some(name) => format!("sitemap-{name}-{no}"),
-    }
-}
-
 fn to_datetime(unix: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(unix, 0).unwrap_or_default()
 }
@@ -220,7 +248,7 @@ fn to_datetime(unix: i64) -> DateTime<Utc> {
 /// A layout of one-URL pages `(no, first_id)`, each fingerprinted by its number, dated 10.
 #[cfg(test)]
 pub fn test_layout(firsts: &[(i64, i64)]) -> Layout {
-    Layout(
+    Layout::new(
         firsts
             .iter()
             .map(|&(no, first_id)| Page {
@@ -278,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_page_survives_the_trip_through_its_record() {
-        let page = layout(&[(7, 42)]).0.remove(0);
+        let page = layout(&[(7, 42)]).pages()[0].clone();
         assert_eq!(Page::from_record(&page.to_record()), page);
     }
 }

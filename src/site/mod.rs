@@ -11,6 +11,7 @@ pub mod fingerprint;
 mod group;
 mod layout;
 mod snapshot;
+pub mod sources;
 
 use std::sync::{Arc, RwLock};
 
@@ -21,7 +22,7 @@ use crate::sitemap::Fingerprint;
 pub use group::{Group, GroupSettings, News, Readiness, Stale, StaleReports};
 #[cfg(test)]
 pub use layout::test_layout;
-pub use layout::{index_document, page_file_name, text_file_name, Layout, Page};
+pub use layout::{index_document, Layout, Page};
 pub use snapshot::{
     FeedBodies, Feeds, Publication, ServedPage, SmallDoc, Snapshot, Validators, INDEX_FILE,
     ROBOTS_FILE, ROBOTS_RULES_FILE, SETTINGS_FILE,

@@ -7,7 +7,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use chrono::Utc;
 
-use crate::feed::{FeedEntry, ATOM_FILE, RSS_FILE};
+use crate::feed::FeedEntry;
+use crate::files::{FEED_ATOM, FEED_RSS};
 use crate::sitemap::BaseUrl;
 use crate::sitemap::{DocumentStyle, Fingerprint};
 use crate::store::{FileRecord, IdRange, SavedState};
@@ -146,10 +147,7 @@ impl Snapshot {
 
     /// The one page when a single file holds every entry.
     pub fn single_page(&self) -> Option<ServedPage> {
-        match self.layout.0.as_slice() {
-            [only] => self.page(only.no),
-            _ => None,
-        }
+        self.page(self.layout.only_page()?.no)
     }
 
     /// This snapshot with what another writer stored: its layout and the history of the
@@ -166,9 +164,9 @@ impl Snapshot {
             match f.name.as_str() {
                 INDEX_FILE => next.index.validators = stored,
                 ROBOTS_FILE => next.robots.take_history(stored),
-                ATOM_FILE | RSS_FILE => {
+                FEED_ATOM | FEED_RSS => {
                     if let Some(feeds) = next.feeds.as_mut() {
-                        let doc = if f.name == ATOM_FILE {
+                        let doc = if f.name == FEED_ATOM {
                             &mut feeds.atom
                         } else {
                             &mut feeds.rss
@@ -214,8 +212,8 @@ impl Snapshot {
                 stored(ROBOTS_FILE, self.robots.validators),
             ),
             feeds: feeds.map(|f| Feeds {
-                atom: doc(ATOM_FILE, f.atom),
-                rss: doc(RSS_FILE, f.rss),
+                atom: doc(FEED_ATOM, f.atom),
+                rss: doc(FEED_RSS, f.rss),
                 entries: f.entries,
             }),
             layout,

@@ -21,7 +21,7 @@ const SUBMIT_BATCHES_PER_SWEEP: usize = 10;
 
 /// Announces that `group`'s index changed.
 pub async fn index_changed(group: &Group, notifier: &Notifier) {
-    let _ = notifier.ping(&group.files.file_url("sitemap_index.xml"));
+    let _ = notifier.ping(&group.files.file_url(crate::files::INDEX));
     // A news group's rows carry no lastmod to submit by; its articles are entries of the
     // site's other groups too, and are submitted from there.
     let submits = group.news.is_none();
@@ -163,7 +163,9 @@ pub async fn left_view(
         match group.store.any_listed(&group.key).await {
             Ok(true) => {}
             Ok(false) => {
-                let every_file = (0..after.layout.0.len())
+                let every_file = after
+                    .layout
+                    .indexes()
                     .map(|i| after.layout.range(i))
                     .collect();
                 note_listed_in_background(group.clone(), every_file, listed_known.clone());

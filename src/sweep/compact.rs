@@ -19,7 +19,7 @@ use crate::sitemap::MAX_FILE_BYTES;
 /// of `page_size` URLs, taken greedily from the first file on.
 pub fn mergeable_runs(layout: &Layout, page_size: usize) -> Vec<(usize, usize)> {
     let mut runs = Vec::new();
-    let pages = &layout.0;
+    let pages = layout.pages();
     let mut start = 0;
     while start < pages.len() {
         let (mut urls, mut bytes) = (pages[start].urls, pages[start].bytes);
@@ -49,25 +49,25 @@ fn fits_together(urls: usize, bytes: usize, next: &Page, page_size: usize) -> bo
 /// `layout` with each run merged into its first file, and the indexes of the merged files in
 /// the result (to be measured again).
 pub fn merge(layout: &Layout, runs: &[(usize, usize)]) -> (Layout, Vec<usize>) {
-    let mut pages = Vec::with_capacity(layout.0.len());
+    let mut pages = Vec::with_capacity(layout.len());
     let mut merged = Vec::with_capacity(runs.len());
     let mut runs = runs.iter().peekable();
     let mut i = 0;
-    while i < layout.0.len() {
+    while i < layout.len() {
         match runs.peek() {
             Some(&&(start, end)) if start == i => {
                 merged.push(pages.len());
-                pages.push(layout.0[start].clone());
+                pages.push(layout.pages()[start].clone());
                 runs.next();
                 i = end + 1;
             }
             _ => {
-                pages.push(layout.0[i].clone());
+                pages.push(layout.pages()[i].clone());
                 i += 1;
             }
         }
     }
-    (Layout(pages), merged)
+    (Layout::new(pages), merged)
 }
 
 #[cfg(test)]
@@ -78,7 +78,7 @@ mod tests {
     fn with_urls(urls: &[usize]) -> Layout {
         let firsts: Vec<(i64, i64)> = (0..urls.len() as i64).map(|i| (i + 1, i * 100)).collect();
         let mut layout = test_layout(&firsts);
-        for (page, &n) in layout.0.iter_mut().zip(urls) {
+        for (page, &n) in layout.pages_mut().iter_mut().zip(urls) {
             page.urls = n;
         }
         layout
@@ -89,7 +89,7 @@ mod tests {
         let layout = with_urls(&[3, 3, 3, 9, 2, 2, 10]);
         assert_eq!(mergeable_runs(&layout, 10), vec![(0, 2), (4, 5)]);
         let (merged, at) = merge(&layout, &mergeable_runs(&layout, 10));
-        let numbers: Vec<i64> = merged.0.iter().map(|p| p.no).collect();
+        let numbers = merged.page_numbers();
         assert_eq!(numbers, vec![1, 4, 5, 7]);
         assert_eq!(at, vec![0, 2]);
     }
@@ -112,21 +112,22 @@ mod tests {
             let (merged, _) = merge(&layout, &mergeable_runs(&layout, 10));
             let mut counts: Vec<usize> = Vec::new();
             let mut i = 0;
-            for page in &merged.0 {
-                while layout.0[i].no != page.no {
+            let pages = layout.pages();
+            for page in merged.pages() {
+                while pages[i].no != page.no {
                     i += 1;
                 }
-                let mut n = layout.0[i].urls;
+                let mut n = pages[i].urls;
                 let mut j = i + 1;
-                while j < layout.0.len() && !merged.0.iter().any(|p| p.no == layout.0[j].no) {
-                    n += layout.0[j].urls;
+                while j < pages.len() && merged.find(pages[j].no).is_none() {
+                    n += pages[j].urls;
                     j += 1;
                 }
                 counts.push(n);
             }
             let entries: usize = urls.iter().sum();
             assert!(
-                merged.0.len() <= (2 * entries).div_ceil(10) + 1,
+                merged.len() <= (2 * entries).div_ceil(10) + 1,
                 "{urls:?} → {counts:?}"
             );
             assert!(counts.iter().all(|&n| n <= 10), "{counts:?}");

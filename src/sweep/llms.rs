@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::llms::{read_links, Link, Section, LLMS_FILE};
+use crate::files::LLMS;
+use crate::llms::{read_links, Link, Section};
 use crate::site::Group;
 use crate::sitemap::Fingerprint;
 use crate::store::{SavedState, StoreError};
@@ -33,7 +34,7 @@ pub fn section(links: Vec<Link>, saved: &SavedState) -> Section {
     let changed_at = saved
         .files
         .iter()
-        .find(|f| f.name == LLMS_FILE)
+        .find(|f| f.name == LLMS)
         .map_or_else(|| chrono::Utc::now().timestamp(), |f| f.changed_at);
     Section {
         links: Arc::new(links),

@@ -139,7 +139,7 @@ impl<'a> Measure<'a> {
     fn page_scan(&self, layout: &Layout, index: usize) -> PageScan {
         // Appends land in the last page: it fills completely, in the same pass. Any other page
         // that overflows is cut into balanced parts, leaving room to grow in place.
-        let is_last = index + 1 == layout.0.len();
+        let is_last = index + 1 == layout.len();
         PageScan {
             style: self.group.style.clone(),
             page_size: self.group.page_size,
@@ -151,7 +151,7 @@ impl<'a> Measure<'a> {
             fill: is_last.then(|| Fill {
                 part: PageBuilder::measuring(&self.group.style, self.group.page_size),
                 seen: SeenUrls::default(),
-                first: layout.0[index].first_id,
+                first: layout.pages()[index].first_id,
                 done: Vec::new(),
                 duplicates: 0,
             }),
@@ -315,13 +315,13 @@ pub fn apply_scan(
     now: i64,
 ) -> Layout {
     let mut next_no = layout.next_page_no();
-    let mut by_index: Vec<Option<ScannedPage>> = (0..layout.0.len()).map(|_| None).collect();
+    let mut by_index: Vec<Option<ScannedPage>> = layout.indexes().map(|_| None).collect();
     for s in scanned {
         let i = s.index;
         by_index[i] = Some(s);
     }
-    let mut pages = Vec::with_capacity(layout.0.len() + 1);
-    for (old, scan) in layout.0.iter().zip(by_index) {
+    let mut pages = Vec::with_capacity(layout.len() + 1);
+    for (old, scan) in layout.pages().iter().zip(by_index) {
         let Some(scan) = scan else {
             pages.push(old.clone());
             continue;
@@ -367,15 +367,16 @@ pub fn apply_scan(
     }
     if pages.is_empty() {
         let mut empty = Layout::empty(style, now);
-        empty.0[0].skipped = skipped_total;
+        let page_1 = &mut empty.pages_mut()[0];
+        page_1.skipped = skipped_total;
         if let Some((_, old)) = layout.find(1) {
-            if old.fingerprint == empty.0[0].fingerprint {
-                empty.0[0].changed_at = old.changed_at;
+            if old.fingerprint == page_1.fingerprint {
+                page_1.changed_at = old.changed_at;
             }
         }
         return empty;
     }
-    Layout(pages)
+    Layout::new(pages)
 }
 
 #[cfg(test)]
@@ -419,7 +420,7 @@ mod tests {
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
         let summary: Vec<_> = next
-            .0
+            .pages()
             .iter()
             .map(|p| (p.no, p.first_id, p.changed_at))
             .collect();
@@ -437,7 +438,11 @@ mod tests {
             skipped,
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
-        let dues: Vec<_> = next.0.iter().map(|p| p.skipped.future_due()).collect();
+        let dues: Vec<_> = next
+            .pages()
+            .iter()
+            .map(|p| p.skipped.future_due())
+            .collect();
         let due = Some(5_000 - crate::sitemap::entry::FUTURE_LASTMOD_ALLOWANCE_SECS);
         assert_eq!(dues, vec![due, due, None]);
     }
@@ -458,8 +463,8 @@ mod tests {
             },
         ];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
-        assert_eq!(next.0.len(), 1);
-        assert_eq!((next.0[0].no, next.0[0].changed_at), (1, 10));
+        assert_eq!(next.pages().len(), 1);
+        assert_eq!((next.pages()[0].no, next.pages()[0].changed_at), (1, 10));
     }
 
     /// Found by the hostile property test: the first page covers every id below the second
@@ -476,7 +481,7 @@ mod tests {
             skipped: SkipCounts::default(),
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
-        let firsts: Vec<(i64, i64)> = next.0.iter().map(|p| (p.no, p.first_id)).collect();
+        let firsts: Vec<(i64, i64)> = next.pages().iter().map(|p| (p.no, p.first_id)).collect();
         assert_eq!(firsts, vec![(2, i64::MIN), (4, 5), (5, 150), (3, 200)]);
         let mut reloaded = firsts.clone();
         reloaded.sort_by_key(|&(_, first_id)| first_id);
@@ -494,9 +499,13 @@ mod tests {
             })
             .collect();
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
-        assert_eq!(next.0.len(), 1);
+        assert_eq!(next.pages().len(), 1);
         assert_eq!(
-            (next.0[0].no, next.0[0].first_id, next.0[0].urls),
+            (
+                next.pages()[0].no,
+                next.pages()[0].first_id,
+                next.pages()[0].urls
+            ),
             (1, i64::MIN, 0)
         );
     }

@@ -224,7 +224,7 @@ impl Sweeper {
                 Change::Ids(range) => (current.layout.overlapping(range), None),
                 Change::Everything => match self.changed_files(&current.layout).await? {
                     Some((files, summaries)) => (files, Some(summaries)),
-                    None => ((0..current.layout.0.len()).collect(), None),
+                    None => (current.layout.indexes().collect(), None),
                 },
             };
             let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
@@ -263,18 +263,18 @@ impl Sweeper {
             if let Some(feeds) = &feeds {
                 whole_files.extend([
                     WholeFile {
-                        name: crate::feed::ATOM_FILE,
+                        name: crate::files::FEED_ATOM,
                         fingerprint: Fingerprint::of(&feeds.atom),
                     },
                     WholeFile {
-                        name: crate::feed::RSS_FILE,
+                        name: crate::files::FEED_RSS,
                         fingerprint: Fingerprint::of(&feeds.rss),
                     },
                 ]);
             }
             if let Some((_, fingerprint)) = &llms {
                 whole_files.push(WholeFile {
-                    name: crate::llms::LLMS_FILE,
+                    name: crate::files::LLMS,
                     fingerprint: *fingerprint,
                 });
             }
@@ -342,7 +342,7 @@ impl Sweeper {
             .map(|s| format!("{settings} {s}"))
             .collect();
         let changed = layout
-            .0
+            .pages()
             .iter()
             .zip(&summaries)
             .enumerate()
@@ -436,11 +436,11 @@ pub(super) fn made_under(stored: &SavedState, group: &Group) -> bool {
 /// rows changed since then make the next summary differ, so no change is missed.
 fn keep_summaries(measured: &mut Layout, before: &Layout, files: &[usize], summaries: &[String]) {
     for &i in files {
-        let Some((j, _)) = measured.find(before.0[i].no) else {
+        let Some((j, _)) = measured.find(before.pages()[i].no) else {
             continue;
         };
         if measured.range(j) == before.range(i) {
-            measured.0[j].summary = summaries.get(i).cloned();
+            measured.pages_mut()[j].summary = summaries.get(i).cloned();
         }
     }
 }

@@ -31,9 +31,9 @@ pub fn rewritten_ranges(before: &Layout, after: &Layout, files: &[usize]) -> Vec
             let now: Vec<Fingerprint> = after
                 .overlapping(range)
                 .into_iter()
-                .map(|j| after.0[j].fingerprint)
+                .map(|j| after.pages()[j].fingerprint)
                 .collect();
-            now != [before.0[i].fingerprint]
+            now != [before.pages()[i].fingerprint]
         })
         .map(|(_, range)| range)
         .collect()

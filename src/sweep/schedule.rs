@@ -335,8 +335,8 @@ impl Sweeper {
             return Ok(());
         };
         let layout = self.group.snapshot().layout.clone();
-        if v.next >= layout.0.len() {
-            tracing::info!(group = %self.group.key, files = layout.0.len(), "every file verified against the source");
+        if v.next >= layout.len() {
+            tracing::info!(group = %self.group.key, files = layout.len(), "every file verified against the source");
             *verification = None;
             self.group.set_readiness(Readiness::Current);
             return Ok(());
@@ -396,7 +396,7 @@ fn time_changes_a_file(group: &Group) -> Option<(Instant, IdRange)> {
     let snapshot = group.snapshot();
     let (index, due) = snapshot
         .layout
-        .0
+        .pages()
         .iter()
         .enumerate()
         .filter_map(|(i, page)| Some((i, page.skipped.future_due()?)))

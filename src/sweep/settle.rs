@@ -30,7 +30,7 @@ impl Proposal {
             files: stored_files,
         } = stored;
         let mut layout = self.layout.clone();
-        for page in &mut layout.0 {
+        for page in layout.pages_mut() {
             let before = stored_pages
                 .iter()
                 .find(|s| s.page_no == page.no)

@@ -143,7 +143,7 @@ async fn a_lastmod_whose_time_comes_is_listed_by_a_sweep_before_any_render_meets
     // Nothing changes in the database and nobody asks for the file: a sweep comes by itself
     // when the lastmod's time comes (the refresh period is an hour here) and measures it anew.
     let group = app.app.site().first().clone();
-    let due = || group.snapshot().layout.0[0].skipped.future_due();
+    let due = || group.snapshot().layout.pages()[0].skipped.future_due();
     assert!(due().is_some());
     let remeasured = eventually(
         "the sweep at the lastmod's time",

@@ -158,9 +158,9 @@ async fn extension_bytes_count_toward_the_size_limit(backend: Backend) {
     db.insert_images(&images).await;
     let app = spawn_app(&db.url, &[]).await;
     let snapshot = app.app.site().first().snapshot();
-    assert!(snapshot.layout.0.len() >= 2, "split by bytes");
+    assert!(snapshot.layout.len() >= 2, "split by bytes");
     let mut urls = 0;
-    for page in &snapshot.layout.0 {
+    for page in snapshot.layout.pages() {
         let xml = page_xml(&app, page.no).await;
         assert!(
             xml.len() <= 52_428_800,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use sitemapd::app::Service;
 use sitemapd::config::{Config, Defaults, Vars};
-use sitemapd::http::App;
 use sitemapd::site::Readiness;
+use sitemapd::state::App;
 use sitemapd::store::Change;
 use sitemapd::sweep::Sweeper;
 

@@ -61,7 +61,7 @@ async fn check_served(
     // share a file.
     let snapshot = app.app.site().first().snapshot();
     let file_of =
-        |id: i64| (0..snapshot.layout.0.len()).position(|i| snapshot.layout.range(i).contains(id));
+        |id: i64| (0..snapshot.layout.len()).position(|i| snapshot.layout.range(i).contains(id));
     let mut listed: HashSet<(Option<usize>, String)> = HashSet::new();
     for row in sorted {
         let raw = raw_entry(row, held);
@@ -186,7 +186,7 @@ fn layout(app: &TestApp) -> String {
     let snapshot = app.app.site().first().snapshot();
     let files: Vec<String> = snapshot
         .layout
-        .0
+        .pages()
         .iter()
         .map(|p| format!("{}@{}:{}", p.no, p.first_id, p.urls))
         .collect();
