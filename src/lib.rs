@@ -39,23 +39,23 @@
 //! the command line; [`error`] reports failures with their causes.
 
 pub mod admin;
-pub mod answer;
+pub(crate) mod answer;
 pub mod app;
 pub mod cli;
-pub mod commands;
+pub(crate) mod commands;
 pub mod config;
 pub mod crawlers;
 pub mod crawllog;
-pub mod demo;
-pub mod error;
-pub mod feed;
-pub mod files;
-pub mod http;
-pub mod import;
+pub(crate) mod demo;
+pub(crate) mod error;
+pub(crate) mod feed;
+pub(crate) mod files;
+pub(crate) mod http;
+pub(crate) mod import;
 pub mod llms;
 pub mod metrics;
 pub mod notify;
-pub mod robots;
+pub(crate) mod robots;
 pub mod site;
 pub mod sitemap;
 pub mod state;

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::sitemap::EntryRules;
 use crate::store::{ImportCounts, ImportedEntry, Store};
-pub use report::{ImportReport, Tally};
+pub use report::ImportReport;
 pub use source::Input;
 use source::{Format, Opened, Tracked};
 use text::TextLines;

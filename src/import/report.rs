@@ -26,6 +26,7 @@ impl Tally {
         self.0.values().map(|(n, _)| n).sum()
     }
 
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> u64 {
         self.0.get(name).map_or(0, |(n, _)| *n)
     }

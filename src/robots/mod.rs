@@ -32,11 +32,9 @@ mod policy;
 mod summary;
 mod template;
 
-pub use policy::{
-    Access, Assigned, ContentSignal, Policy, PolicyError, PolicyRule, Who, CONTENT_SIGNAL_EXPECTED,
-};
-pub use summary::{summary, CrawlerRow, PolicySummary, PurposeRow};
-pub use template::{compile_template, render, render_template, Compiled, STAGING_ROBOTS};
+pub use policy::{ContentSignal, Policy, PolicyError, CONTENT_SIGNAL_EXPECTED};
+pub use summary::{summary, PolicySummary};
+pub use template::compile_template;
 
 /// The built-in template, used when `ROBOTS_TEMPLATE` is not set.
 pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/robots.txt");

@@ -34,28 +34,6 @@ use crate::crawlers::registry::Registry;
 pub const STAGING_ROBOTS: &str =
     "# SITEMAP_ENV=staging: this host must not be crawled.\nUser-agent: *\nDisallow: /\n";
 
-/// Render the template for this context and validate the result; the text served at
-/// `/robots.txt` ([`STAGING_ROBOTS`] on staging, once the template has been checked).
-pub fn render(template: &str, ctx: &RobotsContext) -> Result<String, RobotsError> {
-    let rendered = render_template(template, ctx)?;
-    Ok(match ctx.environment {
-        Environment::Production => rendered,
-        Environment::Staging => STAGING_ROBOTS.to_string(),
-    })
-}
-
-/// The template's own validated output with its Sitemap lines, even on staging: the rules to
-/// filter sitemap entries with, when the served file is the staging one.
-pub fn render_template(template: &str, ctx: &RobotsContext) -> Result<String, RobotsError> {
-    let required = required_sitemaps(ctx)?;
-    let rendered = expand(template, ctx)?;
-    let parsed =
-        RobotsTxt::parse(&rendered).map_err(|e| to_template_line(e, template, &rendered))?;
-    let text = with_sitemaps(rendered, parsed.sitemaps(), &required);
-    RobotsTxt::parse(&text)?;
-    Ok(text)
-}
-
 /// A site's robots.txt: the template rendered, with the policy compiled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
@@ -232,6 +210,29 @@ fn with_sitemaps(mut text: String, listed: &[String], required: &[&str]) -> Stri
 mod tests {
     use super::super::BUILTIN_TEMPLATE;
     use super::*;
+
+    // The template alone, without a policy: what `compile_template` starts from.
+    /// Render the template for this context and validate the result; the text served at
+    /// `/robots.txt` ([`STAGING_ROBOTS`] on staging, once the template has been checked).
+    fn render(template: &str, ctx: &RobotsContext) -> Result<String, RobotsError> {
+        let rendered = render_template(template, ctx)?;
+        Ok(match ctx.environment {
+            Environment::Production => rendered,
+            Environment::Staging => STAGING_ROBOTS.to_string(),
+        })
+    }
+
+    /// The template's own validated output with its Sitemap lines, even on staging: the rules to
+    /// filter sitemap entries with, when the served file is the staging one.
+    fn render_template(template: &str, ctx: &RobotsContext) -> Result<String, RobotsError> {
+        let required = required_sitemaps(ctx)?;
+        let rendered = expand(template, ctx)?;
+        let parsed =
+            RobotsTxt::parse(&rendered).map_err(|e| to_template_line(e, template, &rendered))?;
+        let text = with_sitemaps(rendered, parsed.sitemaps(), &required);
+        RobotsTxt::parse(&text)?;
+        Ok(text)
+    }
 
     fn ctx(environment: Environment, extra: &[&str]) -> RobotsContext {
         RobotsContext {
