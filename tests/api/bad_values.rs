@@ -7,6 +7,7 @@ use crate::helpers::*;
 crate::on_each_database!(
     an_unreadable_lastmod_or_priority_is_a_skipped_tag_not_a_stopped_group,
     rows_sharing_an_id_or_without_one_are_skipped_and_counted,
+    a_long_read_in_parts_loses_no_row_and_splits_no_shared_id,
 );
 crate::on_each_server!(an_unsigned_id_beyond_64_bits_is_skipped_and_counted);
 
@@ -126,4 +127,52 @@ async fn an_unsigned_id_beyond_64_bits_is_skipped_and_counted(backend: Backend) 
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("id_out_of_range: 1"), "{out}");
     assert!(out.contains("18446744073709551615"), "{out}");
+}
+
+/// A first sweep reads the whole source in parts of 100,000 rows per statement (a statement
+/// timeout covers each one whole). 250,002 rows whose id 100,000 has three rows, the first of
+/// them the first part's last row: every other row is served once, the three are skipped.
+async fn a_long_read_in_parts_loses_no_row_and_splits_no_shared_id(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    let numbers = match backend {
+        Backend::Postgres => "SELECT i FROM generate_series(1, 250000) AS g(i)",
+        Backend::MariaDb => "SELECT seq AS i FROM seq_1_to_250000",
+        Backend::Sqlite => {
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250000) \
+             SELECT i FROM n"
+        }
+    };
+    let concat = match backend {
+        Backend::MariaDb => "CONCAT('/p/', i)",
+        _ => "'/p/' || i",
+    };
+    db.exec(&format!(
+        "CREATE TABLE bulk (id bigint NULL, loc varchar(200) NOT NULL, lastmod timestamp NULL, changefreq varchar(20), priority real);
+         INSERT INTO bulk (id, loc) SELECT i, {concat} FROM ({numbers}) AS numbers;
+         INSERT INTO bulk (id, loc) VALUES (100000, '/again-1');
+         INSERT INTO bulk (id, loc) VALUES (100000, '/again-2');
+         CREATE VIEW bulk_pages AS SELECT id, loc, lastmod, changefreq, priority FROM bulk;"
+    ))
+    .await;
+    let vars = [("SITEMAP_SOURCE", "bulk_pages")];
+    let app = spawn_app(&db.url, &vars).await;
+    let locs = served_locs(&app).await;
+    assert_eq!(locs.len(), 249_999, "every row but the three of id 100,000");
+    assert_eq!(
+        locs.first().map(String::as_str),
+        Some(&*format!("{BASE}p/1"))
+    );
+    assert_eq!(
+        locs.last().map(String::as_str),
+        Some(&*format!("{BASE}p/250000"))
+    );
+    assert!(!locs
+        .iter()
+        .any(|l| l.ends_with("/p/100000") || l.contains("again")));
+    assert_eq!(
+        locs.iter().collect::<std::collections::HashSet<_>>().len(),
+        249_999
+    );
+    assert_eq!(app.metric(&skipped_metric("duplicate_id")).await, 3.0);
 }

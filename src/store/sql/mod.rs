@@ -398,6 +398,18 @@ impl_sql! {
             .boxed()
     }
 
+    /// The first `limit` entries with ids in `range`, in id order, streamed.
+    pub fn entries_limited(&self, range: IdRange, limit: i64) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        sqlx::query::<DB>(&self.reads.chunk)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(limit)
+            .fetch(&self.pool)
+            .map_ok(|row| DB::raw_entry(&row))
+            .map_err(StoreError::from)
+            .boxed()
+    }
+
     /// Rows no id range holds (a NULL id, an id beyond 64 bits), each rejected for it, at the
     /// lowest id: they are skipped and counted with the first file's rows.
     pub fn unplaced_entries(&self) -> BoxStream<'_, Result<RawEntry, StoreError>> {
