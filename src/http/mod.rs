@@ -38,38 +38,7 @@ use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
 
 pub fn router(app: AppState) -> Router {
-    Router::new()
-        .fallback(handle)
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            count_requests,
-        ))
-        .with_state(app)
-}
-
-/// The route a response answered, as its metrics label: the handler leaves it in the
-/// response's extensions for [`count_requests`].
-#[derive(Debug, Clone, Copy)]
-struct RouteLabel(&'static str);
-
-/// Counts every response in `sitemapd_requests_total` by route and status, outside the
-/// handler.
-async fn count_requests(
-    State(app): State<AppState>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let response = next.run(request).await;
-    let route = response
-        .extensions()
-        .get::<RouteLabel>()
-        .map_or("unknown", |label| label.0);
-    let status = response.status().as_u16();
-    app.metrics
-        .requests
-        .get_or_create(&RequestLabels { route, status })
-        .inc();
-    response
+    Router::new().fallback(handle).with_state(app)
 }
 
 /// Serves until `shutdown` completes, then lets in-flight requests finish.
@@ -355,10 +324,15 @@ impl App {
         }
     }
 
-    /// Labels the response with its route (for [`count_requests`]) and tags it for robots.
     fn finish(&self, route: Option<Route>, response: &mut Response) {
-        let label = RouteLabel(route.map_or("unknown", Route::name));
-        response.extensions_mut().insert(label);
+        let status = response.status().as_u16();
+        self.metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                route: route.map_or("unknown", Route::name),
+                status,
+            })
+            .inc();
         let tag = match route {
             _ if self.staging => Some("noindex, nofollow"),
             Some(Route::File(File::Robots)) => None,
