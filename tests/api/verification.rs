@@ -454,7 +454,15 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// A graceful stop (SIGQUIT): the master waits for its worker, so none is left behind
+    /// (SIGKILL left the worker running). A master that does not stop in time is killed.
     fn drop(&mut self) {
+        let quit = Command::new("kill")
+            .args(["-QUIT", &self.child.id().to_string()])
+            .status();
+        if quit.is_ok_and(|s| s.success()) {
+            crate::crawl_log::stop_within(&mut self.child, std::time::Duration::from_secs(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
