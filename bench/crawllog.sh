@@ -23,8 +23,9 @@
 # BENCH_RATE for BENCH_SECS: 70 % Googlebot, 20 % bingbot (90 % listed URLs, 5 % disallowed, 5 %
 # outside the sitemaps), 10 % browsers (ignored). The ingest rate is the crawler lines the
 # database took (sitemapd_access_log_written_lines_total) over the time from the first line sent
-# to the last batch written; lines dropped (the writer was behind), RSS before and after and
-# peak (VmHWM) are read from the server.
+# to the last batch written, counting only lines not dropped (a line the writer was too far
+# behind to take is dropped and counted); RSS before and after and peak (VmHWM) are read from
+# the server.
 #
 # Report: seeds BENCH_REPORT_N entries and the crawl rows of a site crawled for months (Googlebot
 # fetched 80 % of them, bingbot 40 %), starts the service, and reads the time the background
@@ -174,7 +175,12 @@ for DB in $DBS; do
   RSS_BEFORE=$(rss_kib VmRSS)
   say "sending $RATE lines/s for $SECS s to 127.0.0.1:$UDP_PORT"
   T0=$(date +%s.%N)
+  # RSS each second while the lines come: flat, or growing with them?
+  (for _ in $(seq 1 "${SECS%.*}"); do sleep 1; rss_kib VmRSS; done >"$WORK/rss.txt") &
+  RSS_PID=$!
   SENT=$(send_lines)
+  wait "$RSS_PID" || true
+  RSS_SERIES=$(awk '{ printf "%s%d", (NR > 1 ? " " : ""), $1 / 1024 }' "$WORK/rss.txt")
   # Wait for the writer: until the written count stops growing for 3 s (at most 120 s).
   LAST=-1
   LAST_CHANGE=$(date +%s.%N)
@@ -205,12 +211,13 @@ for DB in $DBS; do
     echo "| lines sent | $SENT |"
     echo "| lines received (parsed + ignored + unparsed) | $RECEIVED ($((SENT - RECEIVED)) lost in the kernel's UDP buffer) |"
     echo "| crawler lines written to the database | $WRITTEN in $ELAPSED s |"
-    echo "| **ingest rate with the database writes** | **$(python3 -c "print(f'{$RECEIVED / $ELAPSED:,.0f}')") lines/s** ($(python3 -c "print(f'{$WRITTEN / $ELAPSED:,.0f}')") crawler lines/s written) |"
+    echo "| **ingest rate with the database writes** (lines received and not dropped, over the time to the last write) | **$(python3 -c "print(f'{($RECEIVED - $DROPPED) / $ELAPSED:,.0f}')") lines/s** ($(python3 -c "print(f'{$WRITTEN / $ELAPSED:,.0f}')") crawler lines/s written) |"
     echo "| ignored (browsers) / unparsed | $IGNORED / $UNPARSED |"
     echo "| dropped (writer behind) | $DROPPED |"
     echo "| batches the database refused | $FAILED |"
     echo "| sitemapd_crawls rows | $ROWS |"
     echo "| RSS before → after, peak (VmHWM) | $((RSS_BEFORE / 1024)) → $((RSS_AFTER / 1024)) MiB, peak $((HWM / 1024)) MiB |"
+    echo "| RSS each second while sending (MiB) | $RSS_SERIES |"
     echo
   } | out
 done

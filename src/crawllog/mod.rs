@@ -10,7 +10,7 @@
 //!   crawler's request its verdict from [`crate::verify`] without waiting on the socket, and
 //!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
-//!   (see [`crate::store`]).
+//!   (see [`crate::store`]), by two writers so one looks up while the other writes.
 //! - [`report`]: the summary the status page reads, remade in the background.
 //! - [`crawlers`]: which crawler a request names, and whether its fetch counts as its own.
 
@@ -86,27 +86,34 @@ impl CrawlLog {
         let crawlers = Arc::new(Crawlers::new(registry));
         let (queue, lines) = mpsc::channel(QUEUE_LINES);
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
-        let writer = Writer::new(
-            sites.clone(),
-            verifier.is_on(),
-            metrics.clone(),
-            routed_by_host,
-        );
+        let lines: writer::Queue = Arc::new(tokio::sync::Mutex::new(lines));
+        let spellings = Arc::new(writer::Spellings::default());
+        let writers = (0..writer::WRITERS).map(|n| {
+            let writer = Writer::new(
+                sites.clone(),
+                verifier.is_on(),
+                metrics.clone(),
+                routed_by_host,
+                spellings.clone(),
+            );
+            tokio::spawn(writer.run(lines.clone(), n == 0))
+        });
+        let writers: Vec<_> = writers.collect();
         let reporter = Reporter {
             sites,
             crawlers: crawlers.clone(),
             metrics: metrics.clone(),
             last: last.clone(),
         };
-        let tasks = CrawlLogTasks(vec![
+        let mut tasks = CrawlLogTasks(vec![
             tokio::spawn(receiver::receive(
                 socket,
                 crawlers,
                 receiver::Onward::new(verifier, queue, metrics),
             )),
-            tokio::spawn(writer.run(lines)),
             tokio::spawn(reporter.run()),
         ]);
+        tasks.0.extend(writers);
         tracing::info!(addr = %local_addr, "receiving the access log");
         Ok((Arc::new(Self { local_addr, last }), tasks))
     }

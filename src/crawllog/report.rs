@@ -137,6 +137,7 @@ impl Reporter {
     pub async fn run(self) {
         loop {
             let started = Instant::now();
+            let empty = self.empty_groups();
             match self.make().await {
                 Ok(mut report) => {
                     report.cost_ms = started.elapsed().as_millis() as u64;
@@ -148,7 +149,37 @@ impl Reporter {
                     tracing::warn!(error = %crate::error::Chain(&e), "could not make the crawl log's report")
                 }
             }
-            tokio::time::sleep((started.elapsed() * 10).clamp(MIN_PERIOD, MAX_PERIOD)).await;
+            let pause = (started.elapsed() * 10).clamp(MIN_PERIOD, MAX_PERIOD);
+            Self::pause(pause, &empty).await;
+        }
+    }
+
+    /// The groups that list nothing yet (their first sweep has not ended).
+    fn empty_groups(&self) -> Vec<Arc<Group>> {
+        self.sites
+            .iter()
+            .flat_map(|site| site.groups.iter())
+            .filter(|group| group.snapshot().layout.served() == 0)
+            .cloned()
+            .collect()
+    }
+
+    /// Waits `pause`, or less once one of the `empty` groups lists URLs: a report made
+    /// before a first sweep ended is remade when it ends, not up to ten minutes later.
+    async fn pause(pause: Duration, empty: &[Arc<Group>]) {
+        let until = Instant::now() + pause;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            tokio::time::sleep(left.min(MIN_PERIOD)).await;
+            if empty
+                .iter()
+                .any(|group| group.snapshot().layout.served() > 0)
+            {
+                return;
+            }
         }
     }
 

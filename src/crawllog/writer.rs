@@ -3,9 +3,12 @@
 //! outside the sitemaps and of robots.txt violations in `sitemapd_crawl_paths`.
 //!
 //! A request is matched to its site by the logged host, to a listed entry by looking its URL
-//! up in each group's source (`loc IN (…)`, four spellings: absolute and path, as requested
-//! and percent-decoded), and checked against the robots.txt the site serves now. Per batch:
-//! one lookup per group, one read and one upsert per group, one upsert of paths per site.
+//! up in each group's source (`loc IN (…)`: absolute or a path, as requested and
+//! percent-decoded; once a group's source is seen to spell its locs one way, that way first
+//! and the other only for the requests not found), and checked against the robots.txt the site
+//! serves now. Per batch and group: one or two lookups and one upsert that joins the batch's
+//! fetches with the stored ones in the database (no read first); one upsert of paths per site.
+//! Rows go to the database in key order, so concurrent batches lock them in the same order.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -23,7 +26,7 @@ use crate::site::Site;
 use crate::store::{CrawlRow, PathRow, StoreError};
 
 /// Most lines written in one batch.
-pub const BATCH_LINES: usize = 1000;
+pub const BATCH_LINES: usize = 5000;
 /// Longest a line waits for its batch to fill.
 pub const BATCH_WAIT: Duration = Duration::from_secs(1);
 /// Most paths kept per site and kind (outside the sitemaps, disallowed); the least fetched
@@ -31,6 +34,12 @@ pub const BATCH_WAIT: Duration = Duration::from_secs(1);
 pub const PATHS_PER_SITE: i64 = 10_000;
 /// How often the paths tables are trimmed to [`PATHS_PER_SITE`].
 const TRIM_EVERY: Duration = Duration::from_secs(60);
+/// Writers taking batches from the queue: while one writes a batch, the next looks up its
+/// entries (on another connection, on the other core).
+pub const WRITERS: usize = 2;
+
+/// The queue the writers share: each takes a whole batch at a time.
+pub type Queue = Arc<tokio::sync::Mutex<mpsc::Receiver<Seen>>>;
 
 /// What the writer needs of the service.
 pub struct Writer {
@@ -42,6 +51,26 @@ pub struct Writer {
     /// Whether the requests' Host chooses the site (several sites); one site takes every line.
     pub routed_by_host: bool,
     robots: Vec<Option<(Bytes, Arc<RobotsTxt>)>>,
+    spellings: Arc<Spellings>,
+}
+
+/// How each site's groups spell their locs, learnt by whichever writer first finds one.
+#[derive(Debug, Default)]
+pub struct Spellings(std::sync::Mutex<HashMap<(usize, usize), Spelling>>);
+
+impl Spellings {
+    /// Site `site`'s groups, in order: how each spells its locs, if known.
+    fn of_site(&self, site: usize, groups: usize) -> Vec<Option<Spelling>> {
+        let known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        (0..groups)
+            .map(|group| known.get(&(site, group)).copied())
+            .collect()
+    }
+
+    fn learn(&self, site: usize, group: usize, spelling: Spelling) {
+        let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        known.entry((site, group)).or_insert(spelling);
+    }
 }
 
 impl Writer {
@@ -50,6 +79,7 @@ impl Writer {
         verifying: bool,
         metrics: CrawlLogMetrics,
         routed_by_host: bool,
+        spellings: Arc<Spellings>,
     ) -> Self {
         let robots = vec![None; sites.len()];
         Self {
@@ -58,24 +88,17 @@ impl Writer {
             metrics,
             routed_by_host,
             robots,
+            spellings,
         }
     }
 
-    /// Writes batches until the queue closes.
-    pub async fn run(mut self, mut queue: mpsc::Receiver<Seen>) {
+    /// Writes batches until the queue closes; `trims`: this writer also trims the paths.
+    pub async fn run(mut self, queue: Queue, trims: bool) {
         let mut batch = Vec::with_capacity(BATCH_LINES);
         let mut trimmed = Instant::now();
         loop {
-            if queue.recv_many(&mut batch, BATCH_LINES).await == 0 {
+            if !take_batch(&queue, &mut batch).await {
                 return;
-            }
-            let deadline = tokio::time::Instant::now() + BATCH_WAIT;
-            while batch.len() < BATCH_LINES {
-                let room = BATCH_LINES - batch.len();
-                match tokio::time::timeout_at(deadline, queue.recv_many(&mut batch, room)).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
             }
             match self.write(&batch).await {
                 Ok(()) => {
@@ -87,7 +110,7 @@ impl Writer {
                 }
             }
             batch.clear();
-            if trimmed.elapsed() >= TRIM_EVERY {
+            if trims && trimmed.elapsed() >= TRIM_EVERY {
                 trimmed = Instant::now();
                 self.trim().await;
             }
@@ -150,7 +173,10 @@ impl Writer {
                 counted.push((*seen, trust));
             }
         }
-        let listed = Listed::find(&site, counted.iter().map(|(s, _)| *s)).await?;
+        let mut targets: Vec<&str> = counted.iter().map(|(s, _)| &*s.fetch.target).collect();
+        targets.sort_unstable();
+        targets.dedup();
+        let listed = Listed::find(&site, index, &self.spellings, &targets).await?;
         let mut updates: Vec<Vec<(&Seen, i64, Option<i64>)>> = vec![Vec::new(); site.groups.len()];
         for (seen, trust) in &counted {
             match listed.of(&site, &seen.fetch.target) {
@@ -166,12 +192,8 @@ impl Writer {
                 continue;
             }
             let label = group.name.clone().unwrap_or_default();
-            let mut ids: Vec<i64> = updates.iter().map(|(_, id, _)| *id).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            let stored = group.store.load_crawls(&site.key, &label, &ids).await?;
-            let rows = merge(stored, &updates);
-            group.store.save_crawls(&site.key, &label, &rows).await?;
+            let rows = merge(&updates);
+            group.store.add_crawls(&site.key, &label, &rows).await?;
         }
         let rows = paths.into_rows();
         if !rows.is_empty() {
@@ -197,6 +219,24 @@ impl Writer {
     }
 }
 
+/// Fills `batch` from the queue: waits for a first line, then up to [`BATCH_LINES`] or
+/// [`BATCH_WAIT`]; false when the queue has closed.
+async fn take_batch(queue: &Queue, batch: &mut Vec<Seen>) -> bool {
+    let mut queue = queue.lock().await;
+    if queue.recv_many(batch, BATCH_LINES).await == 0 {
+        return false;
+    }
+    let deadline = tokio::time::Instant::now() + BATCH_WAIT;
+    while batch.len() < BATCH_LINES {
+        let room = BATCH_LINES - batch.len();
+        match tokio::time::timeout_at(deadline, queue.recv_many(batch, room)).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    true
+}
+
 /// `host:port` → `host` (an IPv6 literal keeps its brackets).
 fn strip_port(host: &str) -> &str {
     match host.rsplit_once(':') {
@@ -218,6 +258,30 @@ fn is_own_file(target: &str) -> bool {
     path == files::ROBOTS_PATH || path == files::LLMS_PATHS[0] || files::looks_like_a_sitemap(name)
 }
 
+/// How a source spells its locs: absolute URLs or paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    Absolute,
+    Path,
+}
+
+impl Spelling {
+    fn of(loc: &str) -> Self {
+        if loc.starts_with('/') {
+            Spelling::Path
+        } else {
+            Spelling::Absolute
+        }
+    }
+
+    fn other(self) -> Self {
+        match self {
+            Spelling::Absolute => Spelling::Path,
+            Spelling::Path => Spelling::Absolute,
+        }
+    }
+}
+
 /// The listed entries a batch's requests name, per group.
 struct Listed {
     /// loc as the source spells it → (group, id, lastmod in unix seconds).
@@ -225,41 +289,87 @@ struct Listed {
 }
 
 impl Listed {
-    async fn find<'a>(
+    /// Looks `targets` up in each group: in the spelling the group's source was seen to use
+    /// (every spelling until one was found; `spellings` learns it), then the targets found in
+    /// no group in the other spelling, so a source that mixes both still finds every entry.
+    async fn find(
         site: &Site,
-        seen: impl Iterator<Item = &'a Seen>,
+        index: usize,
+        spellings: &Spellings,
+        targets: &[&str],
     ) -> Result<Self, StoreError> {
-        let mut locs: Vec<String> = seen
-            .flat_map(|s| spellings(site, &s.fetch.target))
-            .collect();
-        locs.sort_unstable();
-        locs.dedup();
-        let mut by_loc = HashMap::new();
-        if locs.is_empty() {
-            return Ok(Self { by_loc });
-        }
+        let mut listed = Self {
+            by_loc: HashMap::new(),
+        };
+        let known = spellings.of_site(index, site.groups.len());
         for (position, group) in site.groups.iter().enumerate() {
-            for found in group.store.listed_by_loc(&group.source, &locs).await? {
-                by_loc.entry(found.loc).or_insert((
-                    position,
-                    found.id,
-                    found.lastmod.map(|t| t.timestamp()),
-                ));
+            let locs = locs_of(site, targets, known[position]);
+            let found = listed.look_up(position, group, &locs).await?;
+            if let Some(loc) = found.filter(|_| known[position].is_none()) {
+                spellings.learn(index, position, Spelling::of(&loc));
             }
         }
-        Ok(Self { by_loc })
+        let missing: Vec<&str> = targets
+            .iter()
+            .copied()
+            .filter(|target| listed.of(site, target).is_none())
+            .collect();
+        for (position, group) in site.groups.iter().enumerate() {
+            if let Some(spelling) = known[position] {
+                let locs = locs_of(site, &missing, Some(spelling.other()));
+                listed.look_up(position, group, &locs).await?;
+            }
+        }
+        Ok(listed)
+    }
+
+    /// Looks `locs` up in `group`'s source; returns a loc found, if any.
+    async fn look_up(
+        &mut self,
+        position: usize,
+        group: &crate::site::Group,
+        locs: &[String],
+    ) -> Result<Option<String>, StoreError> {
+        if locs.is_empty() {
+            return Ok(None);
+        }
+        let mut any = None;
+        for found in group.store.listed_by_loc(&group.source, locs).await? {
+            if any.is_none() {
+                any = Some(found.loc.clone());
+            }
+            self.by_loc.entry(found.loc).or_insert((
+                position,
+                found.id,
+                found.lastmod.map(|t| t.timestamp()),
+            ));
+        }
+        Ok(any)
     }
 
     fn of(&self, site: &Site, target: &str) -> Option<(usize, i64, Option<i64>)> {
         spellings(site, target)
             .into_iter()
-            .find_map(|loc| self.by_loc.get(&loc).copied())
+            .find_map(|(_, loc)| self.by_loc.get(&loc).copied())
     }
+}
+
+/// The locs to look `targets` up by: in `spelling`, or every spelling.
+fn locs_of(site: &Site, targets: &[&str], spelling: Option<Spelling>) -> Vec<String> {
+    let mut locs: Vec<String> = targets
+        .iter()
+        .flat_map(|target| spellings(site, target))
+        .filter(|(s, _)| spelling.is_none_or(|wanted| *s == wanted))
+        .map(|(_, loc)| loc)
+        .collect();
+    locs.sort_unstable();
+    locs.dedup();
+    locs
 }
 
 /// The locs a listed entry for `target` may have: absolute or a path, as requested or
 /// percent-decoded. Nothing outside the site's base path.
-fn spellings(site: &Site, target: &str) -> Vec<String> {
+fn spellings(site: &Site, target: &str) -> Vec<(Spelling, String)> {
     let base = site.base();
     if !target.starts_with(base.path()) && target != base.path().trim_end_matches('/') {
         return Vec::new();
@@ -269,34 +379,31 @@ fn spellings(site: &Site, target: &str) -> Vec<String> {
         .strip_suffix(base.path())
         .unwrap_or(base.as_str())
         .to_string();
-    let mut out = vec![format!("{origin}{target}"), target.to_string()];
+    let mut out = vec![
+        (Spelling::Absolute, format!("{origin}{target}")),
+        (Spelling::Path, target.to_string()),
+    ];
     if target.contains('%') {
         if let Ok(decoded) = percent_encoding::percent_decode_str(target).decode_utf8() {
             if decoded != target {
-                out.push(format!("{origin}{decoded}"));
-                out.push(decoded.into_owned());
+                out.push((Spelling::Absolute, format!("{origin}{decoded}")));
+                out.push((Spelling::Path, decoded.into_owned()));
             }
         }
     }
     out
 }
 
-/// Fetches of one group's entries applied to what is stored, oldest fetch first.
-fn merge(stored: Vec<CrawlRow>, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
-    let mut stored: HashMap<(String, i64), CrawlRow> = stored
-        .into_iter()
-        .map(|row| ((row.crawler.clone(), row.entry_id), row))
-        .collect();
-    let mut rows: HashMap<(&str, i64), CrawlRow> = HashMap::new();
+/// A batch's fetches of one group's entries, one row per crawler and entry (as if nothing
+/// were stored: the database joins them with the stored rows), in key order.
+fn merge(updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
     let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
     ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
+    let mut rows: BTreeMap<(&str, i64), CrawlRow> = BTreeMap::new();
     for (seen, id, lastmod) in ordered {
-        let key = (&*seen.crawler.name, *id);
-        let row = rows.entry(key).or_insert_with(|| {
-            stored
-                .remove(&(seen.crawler.name.to_string(), *id))
-                .unwrap_or_else(|| new_row(&seen.crawler, *id))
-        });
+        let row = rows
+            .entry((&*seen.crawler.name, *id))
+            .or_insert_with(|| new_row(&seen.crawler, *id));
         apply(row, seen, *lastmod);
     }
     rows.into_values().collect()
@@ -394,8 +501,11 @@ impl<'a> PathCounts<'a> {
         row.last_fetch = row.last_fetch.max(seen.fetch.at);
     }
 
+    /// The rows in key order.
     fn into_rows(self) -> Vec<PathRow> {
-        self.0.into_values().collect()
+        let mut rows: Vec<PathRow> = self.0.into_values().collect();
+        rows.sort_by(|a, b| a.key().cmp(&b.key()));
+        rows
     }
 }
 

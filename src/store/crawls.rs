@@ -8,11 +8,16 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use super::error::retry_on_conflict;
 use super::sql::{impl_sql, Dialect};
 use super::{Store, StoreError, BUILTIN_SOURCE};
 
 /// Rows written per statement (a few thousand bound values at most).
 const ROWS_PER_STATEMENT: usize = 250;
+/// Locs looked up per statement: few enough that PostgreSQL looks each up in the loc index
+/// rather than scanning the source (at 100,000 rows it scans from about 1,000 on, three times
+/// slower).
+const LOCS_PER_STATEMENT: usize = 250;
 
 /// One search crawler's fetches of one listed URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +56,8 @@ pub struct PathRow {
 }
 
 impl PathRow {
-    fn key(&self) -> (&str, &str, &str, i64, i64) {
+    /// The row's key in its table (beside the site).
+    pub fn key(&self) -> (&str, &str, &str, i64, i64) {
         (
             self.kind,
             &self.crawler,
@@ -100,29 +106,28 @@ impl Store {
         each_backend!(self, s => s.listed_by_loc(source, locs).await)
     }
 
-    /// The stored fetches of `site`'s group `group` for these entry ids (every crawler).
-    pub async fn load_crawls(
-        &self,
-        site: &str,
-        group: &str,
-        ids: &[i64],
-    ) -> Result<Vec<CrawlRow>, StoreError> {
-        each_backend!(self, s => s.load_crawls(site, group, ids).await)
-    }
-
-    /// Writes `rows` (whole rows, replacing what is stored for their keys).
-    pub async fn save_crawls(
+    /// Adds a batch's fetches to what is stored: each row holds one crawler's fetches of one
+    /// entry in the batch (as [`CrawlRow`] would read had nothing been stored), joined with
+    /// the stored row in the database, so the batch needs no read first (see [`crawl_join`]).
+    /// Rows in key order keep writers adding at once from deadlocking; a transaction the
+    /// database gave up for another is run again.
+    pub async fn add_crawls(
         &self,
         site: &str,
         group: &str,
         rows: &[CrawlRow],
     ) -> Result<(), StoreError> {
-        each_backend!(self, s => s.save_crawls(site, group, rows).await)
+        retry_on_conflict(|| async {
+            each_backend!(self, s => s.add_crawls(site, group, rows).await)
+        })
+        .await
     }
 
-    /// Adds `rows`' fetches to what is stored for their keys.
+    /// Adds `rows`' fetches to what is stored for their keys (see [`path_join`]); retried
+    /// as [`Store::add_crawls`].
     pub async fn add_paths(&self, site: &str, rows: &[PathRow]) -> Result<(), StoreError> {
-        each_backend!(self, s => s.add_paths(site, rows).await)
+        retry_on_conflict(|| async { each_backend!(self, s => s.add_paths(site, rows).await) })
+            .await
     }
 
     /// Keeps at most about `keep` paths of `kind` for `site`, the most fetched (totals stay).
@@ -197,17 +202,6 @@ const CRAWL_COLUMNS: &str = "crawler, entry_id, path, fetches, last_fetch, last_
 const PATH_COLUMNS: &str =
     "kind, crawler, verification, path_key, status, path, fetches, last_fetch, rule";
 
-/// [`CRAWL_COLUMNS`] as read back (text columns as text: MySQL calls binary-collated ones
-/// VARBINARY).
-fn crawl_columns<DB: Dialect>() -> String {
-    format!(
-        "{} AS crawler, entry_id, {} AS path, fetches, last_fetch, last_status, lastmod, \
-         fresh_at, freshness",
-        DB::text("crawler"),
-        DB::text("path")
-    )
-}
-
 /// [`PATH_COLUMNS`] as read back.
 fn path_columns<DB: Dialect>() -> String {
     format!(
@@ -219,25 +213,6 @@ fn path_columns<DB: Dialect>() -> String {
         DB::text("path"),
         DB::text("rule")
     )
-}
-
-fn crawl_row<R: Row>(row: &R) -> Result<CrawlRow, sqlx::Error>
-where
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    &'static str: sqlx::ColumnIndex<R>,
-{
-    Ok(CrawlRow {
-        crawler: row.try_get("crawler")?,
-        entry_id: row.try_get("entry_id")?,
-        path: row.try_get("path")?,
-        fetches: row.try_get("fetches")?,
-        last_fetch: row.try_get("last_fetch")?,
-        last_status: row.try_get("last_status")?,
-        lastmod: row.try_get("lastmod")?,
-        fresh_at: row.try_get("fresh_at")?,
-        freshness: row.try_get("freshness")?,
-    })
 }
 
 fn path_row<R: Row>(row: &R) -> Result<PathRow, sqlx::Error>
@@ -264,6 +239,81 @@ where
     })
 }
 
+/// How a batch's row of `sitemapd_crawls` joins the stored one, in the order MySQL needs
+/// (each column set after the expressions that read its stored value):
+/// - `fetches` add up; the later fetch gives `path`, `last_status` and `last_fetch`;
+/// - the same `lastmod` keeps the earlier of the two first fetches after it (`fresh_at`,
+///   `freshness`); a new one starts over from the batch's; a batch without one keeps the stored.
+fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
+    let new = |c: &str| DB::inserted(c);
+    let old = |c: &str| format!("sitemapd_crawls.{c}");
+    let later = |c: &str| {
+        format!(
+            "CASE WHEN {} >= {} THEN {} ELSE {} END",
+            new("last_fetch"),
+            old("last_fetch"),
+            new(c),
+            old(c)
+        )
+    };
+    let first_after = |c: &str| {
+        format!(
+            "CASE WHEN {nl} IS NULL THEN {oc} \
+             WHEN {ol} IS NULL OR {ol} <> {nl} THEN {nc} \
+             WHEN {nf} IS NULL THEN {oc} \
+             WHEN {of} IS NULL OR {nf} < {of} THEN {nc} \
+             ELSE {oc} END",
+            nl = new("lastmod"),
+            ol = old("lastmod"),
+            nf = new("fresh_at"),
+            of = old("fresh_at"),
+            nc = new(c),
+            oc = old(c),
+        )
+    };
+    vec![
+        (
+            "fetches",
+            format!("{} + {}", old("fetches"), new("fetches")),
+        ),
+        ("path", later("path")),
+        ("last_status", later("last_status")),
+        ("last_fetch_at", later("last_fetch_at")),
+        ("last_fetch", later("last_fetch")),
+        ("freshness", first_after("freshness")),
+        ("fresh_at", first_after("fresh_at")),
+        (
+            "lastmod",
+            format!("COALESCE({}, {})", new("lastmod"), old("lastmod")),
+        ),
+    ]
+}
+
+/// How a batch's row of `sitemapd_crawl_paths` joins the stored one: fetches add up, the
+/// later last fetch stays, the batch's path and rule replace the stored.
+fn path_join<DB: Dialect>() -> Vec<(&'static str, String)> {
+    let new = |c: &str| DB::inserted(c);
+    let old = |c: &str| format!("sitemapd_crawl_paths.{c}");
+    vec![
+        (
+            "fetches",
+            format!("{} + {}", old("fetches"), new("fetches")),
+        ),
+        (
+            "last_fetch",
+            format!(
+                "CASE WHEN {} > {} THEN {} ELSE {} END",
+                new("last_fetch"),
+                old("last_fetch"),
+                new("last_fetch"),
+                old("last_fetch")
+            ),
+        ),
+        ("path", new("path")),
+        ("rule", new("rule")),
+    ]
+}
+
 /// The join of a group's fetches with its source, keeping URLs changed since their last fetch.
 fn waiting_from<DB: Dialect>(source: &str) -> String {
     format!(
@@ -277,7 +327,7 @@ fn waiting_from<DB: Dialect>(source: &str) -> String {
 impl_sql! {
     pub async fn listed_by_loc(&self, source: &str, locs: &[String]) -> Result<Vec<ListedLoc>, StoreError> {
         let mut found = Vec::new();
-        for chunk in locs.chunks(ROWS_PER_STATEMENT * 4) {
+        for chunk in locs.chunks(LOCS_PER_STATEMENT) {
             let (key, before, after) = if source == BUILTIN_SOURCE {
                 DB::loc_key()
             } else {
@@ -306,35 +356,13 @@ impl_sql! {
         Ok(found)
     }
 
-    pub async fn load_crawls(&self, site: &str, group: &str, ids: &[i64]) -> Result<Vec<CrawlRow>, StoreError> {
-        let mut rows = Vec::new();
-        for chunk in ids.chunks(ROWS_PER_STATEMENT * 4) {
-            let sql = DB::placeholders(&format!(
-                "SELECT {} FROM sitemapd_crawls WHERE site = ? AND grp = ? AND entry_id IN ({})",
-                crawl_columns::<DB>(),
-                list(chunk.len(), "?")
-            ));
-            let mut query = sqlx::query::<DB>(&sql).bind(site).bind(group);
-            for id in chunk {
-                query = query.bind(*id);
-            }
-            for row in query.fetch_all(&self.pool).await? {
-                rows.push(crawl_row(&row)?);
-            }
-        }
-        Ok(rows)
-    }
-
-    pub async fn save_crawls(&self, site: &str, group: &str, rows: &[CrawlRow]) -> Result<(), StoreError> {
+    pub async fn add_crawls(&self, site: &str, group: &str, rows: &[CrawlRow]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_crawls (site, grp, {CRAWL_COLUMNS}, last_fetch_at) VALUES {}{}",
                 list(chunk.len(), &format!("({})", list(12, "?"))),
-                DB::on_conflict_update(
-                    "site, grp, crawler, entry_id",
-                    &["path", "fetches", "last_fetch", "last_status", "lastmod", "fresh_at", "freshness", "last_fetch_at"],
-                ),
+                DB::on_conflict_set("site, grp, crawler, entry_id", &crawl_join::<DB>()),
             ));
             let mut query = sqlx::query::<DB>(&sql);
             for row in chunk {
@@ -362,41 +390,15 @@ impl_sql! {
         let mut tx = self.pool.begin().await?;
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
-                "SELECT {} FROM sitemapd_crawl_paths WHERE site = ? AND path_key IN ({})",
-                path_columns::<DB>(),
-                list(chunk.len(), "?")
-            ));
-            let mut query = sqlx::query::<DB>(&sql).bind(site);
-            for row in chunk {
-                query = query.bind(row.path_key);
-            }
-            let stored = query
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(path_row)
-                .collect::<Result<Vec<_>, _>>()?;
-            let merged: Vec<PathRow> = chunk
-                .iter()
-                .map(|row| {
-                    let before = stored.iter().find(|s| s.key() == row.key());
-                    PathRow {
-                        fetches: row.fetches + before.map_or(0, |s| s.fetches),
-                        last_fetch: row.last_fetch.max(before.map_or(0, |s| s.last_fetch)),
-                        ..row.clone()
-                    }
-                })
-                .collect();
-            let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_crawl_paths (site, {PATH_COLUMNS}) VALUES {}{}",
-                list(merged.len(), &format!("({})", list(10, "?"))),
-                DB::on_conflict_update(
+                list(chunk.len(), &format!("({})", list(10, "?"))),
+                DB::on_conflict_set(
                     "site, kind, crawler, verification, path_key, status",
-                    &["path", "fetches", "last_fetch", "rule"],
+                    &path_join::<DB>(),
                 ),
             ));
             let mut query = sqlx::query::<DB>(&sql);
-            for row in &merged {
+            for row in chunk {
                 query = query
                     .bind(site)
                     .bind(row.kind)

@@ -11,3 +11,37 @@ pub enum StoreError {
     #[error("{applied} of {known} migrations applied; run `sitemapd migrate`")]
     MigrationsPending { applied: i64, known: i64 },
 }
+
+impl StoreError {
+    /// Whether the database gave up on the statement because of another transaction (a
+    /// deadlock or serialization failure, SQLSTATE class 40, or SQLite busy): the same
+    /// statement may succeed when run again.
+    pub fn is_conflict(&self) -> bool {
+        let StoreError::Database(sqlx::Error::Database(e)) = self else {
+            return false;
+        };
+        let code = e.code();
+        let code = code.as_deref().unwrap_or_default();
+        // SQLite: SQLITE_BUSY (5) and its extended codes (…, 517 BUSY_SNAPSHOT).
+        code.starts_with("40") || code.parse::<u32>().is_ok_and(|c| c & 0xff == 5)
+    }
+}
+
+/// Times a write that another transaction made the database give up is run again.
+const CONFLICT_RETRIES: usize = 3;
+
+/// Runs `write` (one transaction, safe to run again once rolled back) until it ends other
+/// than by a conflict ([`StoreError::is_conflict`]), at most [`CONFLICT_RETRIES`] more times.
+pub(crate) async fn retry_on_conflict<F, Fut, T>(mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut tries = 0;
+    loop {
+        match write().await {
+            Err(e) if e.is_conflict() && tries < CONFLICT_RETRIES => tries += 1,
+            done => return done,
+        }
+    }
+}

@@ -421,6 +421,35 @@ async fn lines_sent_through_logger_as_apache_pipes_them_are_counted() {
     assert_eq!(googlebot(&seen)["coverage"]["fetched"], 1, "{seen:#}");
 }
 
+/// A source whose locs are paths for some rows and absolute URLs for others: once the writer
+/// has seen one spelling it looks that one up first, and the other for what it did not find.
+#[tokio::test]
+async fn a_source_mixing_paths_and_absolute_urls_finds_both() {
+    let db = TestDb::on(Backend::Sqlite).await;
+    db.migrate().await;
+    let absolute = format!("https://{HOST}/b");
+    db.insert(&[(1, "/a"), (2, absolute.as_str())]).await;
+    let robots = template_file("User-agent: *\nAllow: /\n");
+    let app = start(&db, robots.path()).await;
+    let addr = crawl_log(&app).local_addr();
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let send = |path: &str| {
+        let line = format!(
+            "<190>Nov 25 22:00:00 web sitemapd: 2026-11-25T22:00:00+0000\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"{path}\"\t200\t5\t\"{GOOGLEBOT}\""
+        );
+        socket.send_to(line.as_bytes(), addr).unwrap();
+    };
+    let fetched = |n: i64| move |r: &Value| googlebot(r)["coverage"]["fetched"] == n;
+    // The first batch finds /a as a path: the source's spelling is learnt.
+    send("/a");
+    let first = eventually("/a in the report", || async { report(&app) }, fetched(1)).await;
+    assert_eq!(googlebot(&first)["coverage"]["fetched"], 1, "{first:#}");
+    // A later batch still finds /b, listed as an absolute URL.
+    send("/b");
+    let both = eventually("/b in the report", || async { report(&app) }, fetched(2)).await;
+    assert_eq!(googlebot(&both)["coverage"]["fetched"], 2, "{both:#}");
+}
+
 #[test]
 fn a_bad_access_log_address_stops_the_start() {
     crate::helpers::refused(

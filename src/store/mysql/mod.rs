@@ -87,12 +87,13 @@ impl Dialect for MySql {
         format!("INSERT IGNORE INTO {rest}")
     }
 
-    fn on_conflict_update(_key: &str, columns: &[&str]) -> String {
-        let set: Vec<String> = columns
-            .iter()
-            .map(|c| format!("{c} = VALUES({c})"))
-            .collect();
+    fn on_conflict_set(_key: &str, set: &[(&str, String)]) -> String {
+        let set: Vec<String> = set.iter().map(|(c, e)| format!("{c} = {e}")).collect();
         format!(" ON DUPLICATE KEY UPDATE {}", set.join(", "))
+    }
+
+    fn inserted(column: &str) -> String {
+        format!("VALUES({column})")
     }
 
     fn raw_entry(row: &MySqlRow) -> RawEntry {

@@ -76,11 +76,20 @@ pub trait Dialect: Database + Sized {
     }
     /// The tail of an upsert that replaces `columns` when the row with `key` exists.
     fn on_conflict_update(key: &str, columns: &[&str]) -> String {
-        let set: Vec<String> = columns
-            .iter()
-            .map(|c| format!("{c} = excluded.{c}"))
-            .collect();
+        let set: Vec<(&str, String)> = columns.iter().map(|c| (*c, Self::inserted(c))).collect();
+        Self::on_conflict_set(key, &set)
+    }
+    /// The tail of an upsert that sets each column to its expression when the row with `key`
+    /// exists. An expression reads the stored row as `table.column` and the row offered as
+    /// [`Dialect::inserted`]; MySQL evaluates the assignments in order, each seeing the ones
+    /// before it, so a column must be set after every expression that reads its stored value.
+    fn on_conflict_set(key: &str, set: &[(&str, String)]) -> String {
+        let set: Vec<String> = set.iter().map(|(c, e)| format!("{c} = {e}")).collect();
         format!(" ON CONFLICT ({key}) DO UPDATE SET {}", set.join(", "))
+    }
+    /// The value the upsert offered for `column`, inside [`Dialect::on_conflict_set`].
+    fn inserted(column: &str) -> String {
+        format!("excluded.{column}")
     }
 
     /// An entry of the source as this database hands its columns over.

@@ -219,6 +219,11 @@ impl TestDb {
 
     /// Creates sitemapd's tables, as the service does when it starts.
     pub async fn migrate(&self) {
+        self.store().await;
+    }
+
+    /// sitemapd's store on the test database, its tables created.
+    pub async fn store(&self) -> sitemapd::store::Store {
         let config = Config::from_vars(
             &Vars::from_pairs(vec![
                 ("SITEMAP_BASE_URL", BASE),
@@ -231,6 +236,25 @@ impl TestDb {
             .await
             .expect("connect");
         store.migrate().await.expect("migrate");
+        store
+    }
+
+    /// The rows a query answers, every column read as an integer or NULL.
+    pub async fn int_rows(&self, sql: &str) -> Vec<Vec<Option<i64>>> {
+        use sqlx::Row;
+        each_pool!(self, |pool, Db| {
+            let rows = sqlx::query::<Db>(sql)
+                .fetch_all(pool)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            rows.iter()
+                .map(|row| {
+                    (0..row.len())
+                        .map(|i| row.try_get::<Option<i64>, _>(i).expect("an integer column"))
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     /// Runs SQL statements (setup, changes) on the test database.
