@@ -193,6 +193,24 @@ impl Store {
     }
 }
 
+/// `items` in pieces of `most`, then of powers of two for the rest: a statement of each
+/// length is prepared once and kept by the driver (and by SQLite, a large program), so a
+/// dozen lengths keep that cache small where every length from 1 to `most` grew it for long.
+fn in_shapes<T>(mut items: &[T], most: usize) -> Vec<&[T]> {
+    let mut pieces = Vec::new();
+    while !items.is_empty() {
+        let length = if items.len() >= most {
+            most
+        } else {
+            1 << items.len().ilog2()
+        };
+        let (piece, rest) = items.split_at(length);
+        pieces.push(piece);
+        items = rest;
+    }
+    pieces
+}
+
 fn list(count: usize, each: &str) -> String {
     vec![each; count].join(", ")
 }
@@ -327,7 +345,7 @@ fn waiting_from<DB: Dialect>(source: &str) -> String {
 impl_sql! {
     pub async fn listed_by_loc(&self, source: &str, locs: &[String]) -> Result<Vec<ListedLoc>, StoreError> {
         let mut found = Vec::new();
-        for chunk in locs.chunks(LOCS_PER_STATEMENT) {
+        for chunk in in_shapes(locs, LOCS_PER_STATEMENT) {
             let (key, before, after) = if source == BUILTIN_SOURCE {
                 DB::loc_key()
             } else {
@@ -358,7 +376,7 @@ impl_sql! {
 
     pub async fn add_crawls(&self, site: &str, group: &str, rows: &[CrawlRow]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        for chunk in in_shapes(rows, ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_crawls (site, grp, {CRAWL_COLUMNS}, last_fetch_at) VALUES {}{}",
                 list(chunk.len(), &format!("({})", list(12, "?"))),
@@ -388,7 +406,7 @@ impl_sql! {
 
     pub async fn add_paths(&self, site: &str, rows: &[PathRow]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        for chunk in in_shapes(rows, ROWS_PER_STATEMENT) {
             let sql = DB::placeholders(&format!(
                 "INSERT INTO sitemapd_crawl_paths (site, {PATH_COLUMNS}) VALUES {}{}",
                 list(chunk.len(), &format!("({})", list(10, "?"))),
@@ -574,5 +592,20 @@ impl_sql! {
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.iter().map(path_row).collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_shapes;
+
+    #[test]
+    fn statements_come_in_a_few_lengths() {
+        let items: Vec<usize> = (0..777).collect();
+        let lengths: Vec<usize> = in_shapes(&items, 250).iter().map(|p| p.len()).collect();
+        assert_eq!(lengths, [250, 250, 250, 16, 8, 2, 1]);
+        let joined: Vec<usize> = in_shapes(&items, 250).concat();
+        assert_eq!(joined, items);
+        assert!(in_shapes::<u8>(&[], 250).is_empty());
     }
 }
