@@ -8,13 +8,15 @@
 #
 # Environment:
 #   SITEMAPD_BIN      the sitemapd binary (required)
-#   BENCH_DBS         databases for the ingest runs (default "sqlite postgres")
+#   BENCH_DBS         databases for the ingest runs: sqlite, postgres, mariadb (default
+#                     "sqlite postgres")
 #   BENCH_N           listed URLs for the ingest runs (default 100000)
 #   BENCH_RATE        lines per second sent (default 30000: above the 20,000 target, so the
 #                     rate measured is the service's, not the sender's)
 #   BENCH_SECS        how long lines are sent (default 20)
 #   BENCH_REPORT_N    listed URLs for the report's cost, PostgreSQL (default 10000000; 0 skips)
 #   BENCH_ADMIN_URL   PostgreSQL (default postgres://postgres@127.0.0.1:5432/postgres)
+#   BENCH_MYSQL_HOST  MariaDB, as root without a password (default 127.0.0.1:3306)
 #   BENCH_KEEP=1      keep the work directory and the databases
 #
 # Ingest: seeds BENCH_N entries (paths /p/<i>) with lastmods; starts `sitemapd serve` pinned to
@@ -43,6 +45,8 @@ RATE=${BENCH_RATE:-30000}
 SECS=${BENCH_SECS:-20}
 REPORT_N=${BENCH_REPORT_N:-10000000}
 ADMIN_URL=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+MYSQL_HOST=${BENCH_MYSQL_HOST:-127.0.0.1:3306}
+MY_DATABASES=()
 export SITEMAP_BASE_URL=https://www.example.com/
 mkdir -p "$HERE/results"
 OUT=$HERE/results/results-crawllog-$(date -u +%Y-%m-%d-%H%M%S).md
@@ -63,11 +67,13 @@ cleanup() {
   else
     rm -rf "$WORK"
     for name in "${DATABASES[@]}"; do psql -q "$ADMIN_URL" -c "DROP DATABASE IF EXISTS $name" >/dev/null 2>&1 || true; done
+    for name in "${MY_DATABASES[@]}"; do mariadb_cli -e "DROP DATABASE IF EXISTS $name" >/dev/null 2>&1 || true; done
   fi
 }
 trap cleanup EXIT
 
 say() { echo "crawllog bench: $*" >&2; }
+mariadb_cli() { mariadb -h "${MYSQL_HOST%:*}" -P "${MYSQL_HOST##*:}" -u root -N -B "$@"; }
 out() { tee -a "$OUT"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 free_udp_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -82,7 +88,12 @@ new_database() {
       psql -q "$ADMIN_URL" -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2" >/dev/null
       DATABASES+=("$2")
       DATABASE_URL="${ADMIN_URL%/*}/$2" ;;
-    *) echo "BENCH_DBS holds sqlite and/or postgres" >&2; exit 2 ;;
+    mariadb)
+      mariadb_cli -e "DROP DATABASE IF EXISTS $2; CREATE DATABASE $2"
+      MY_DATABASES+=("$2")
+      MY_DATABASE=$2
+      DATABASE_URL="mysql://root@$MYSQL_HOST/$2" ;;
+    *) echo "BENCH_DBS holds sqlite, postgres and/or mariadb" >&2; exit 2 ;;
   esac
   export DATABASE_URL
 }
@@ -92,6 +103,7 @@ sql() {
   case $1 in
     sqlite) sqlite3 "${DATABASE_URL#sqlite://}" "$2" ;;
     postgres) psql -qtA -v ON_ERROR_STOP=1 "$DATABASE_URL" -c "$2" ;;
+    mariadb) mariadb_cli "$MY_DATABASE" -e "$2" ;;
   esac
 }
 
@@ -102,6 +114,10 @@ seed_entries() {
     postgres) sql postgres "INSERT INTO sitemap_entries (id, loc, lastmod)
       SELECT i, '/p/' || i, timestamptz '2026-09-01' + (i % 7776000) * interval '1 second'
       FROM generate_series(1, $2) i" >/dev/null ;;
+    # MariaDB's sequence engine gives the numbers.
+    mariadb) sql mariadb "INSERT INTO sitemap_entries (id, loc, lastmod)
+      SELECT seq, CONCAT('/p/', seq), TIMESTAMP '2026-09-01 00:00:00' + INTERVAL (seq % 7776000) SECOND
+      FROM seq_1_to_$2" ;;
   esac
 }
 
