@@ -281,9 +281,10 @@ print(", ".join("%s %s of %s" % (k, v["coverage"]["fetched"], v["coverage"]["lis
   # sweep ends. Wait for that one (at most 15 minutes) and note when it came.
   LISTED_AFTER="not within 15 min"
   for _ in $(seq 1 1800); do
-    case $(coverage) in
+    NOW_COVERAGE=$(coverage)
+    case $NOW_COVERAGE in
       *" of 0"* | "?") sleep 0.5 ;;
-      *) LISTED_AFTER="$(( $(date +%s) - SERVER_STARTED )) s after the sitemaps were first served: $(coverage)"; break ;;
+      *) LISTED_AFTER="$(( $(date +%s) - SERVER_STARTED )) s after the sitemaps were first served: $NOW_COVERAGE"; break ;;
     esac
   done
   stop_server

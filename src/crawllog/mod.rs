@@ -88,32 +88,34 @@ impl CrawlLog {
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
         let lines: writer::Queue = Arc::new(tokio::sync::Mutex::new(lines));
         let spellings = Arc::new(writer::Spellings::default());
-        let writers = (0..writer::WRITERS).map(|n| {
-            let writer = Writer::new(
-                sites.clone(),
-                verifier.is_on(),
-                metrics.clone(),
-                routed_by_host,
-                spellings.clone(),
-            );
-            tokio::spawn(writer.run(lines.clone(), n == 0))
-        });
-        let writers: Vec<_> = writers.collect();
+        let writers: Vec<_> = (0..writer::WRITERS)
+            .map(|n| {
+                let writer = Writer::new(
+                    sites.clone(),
+                    verifier.is_on(),
+                    metrics.clone(),
+                    routed_by_host,
+                    spellings.clone(),
+                );
+                tokio::spawn(writer.run(lines.clone(), n == 0))
+            })
+            .collect();
         let reporter = Reporter {
             sites,
             crawlers: crawlers.clone(),
             metrics: metrics.clone(),
             last: last.clone(),
         };
-        let mut tasks = CrawlLogTasks(vec![
+        let mut tasks = vec![
             tokio::spawn(receiver::receive(
                 socket,
                 crawlers,
                 receiver::Onward::new(verifier, queue, metrics),
             )),
             tokio::spawn(reporter.run()),
-        ]);
-        tasks.0.extend(writers);
+        ];
+        tasks.extend(writers);
+        let tasks = CrawlLogTasks(tasks);
         tracing::info!(addr = %local_addr, "receiving the access log");
         Ok((Arc::new(Self { local_addr, last }), tasks))
     }

@@ -132,6 +132,11 @@ pub struct Reporter {
     pub last: Arc<RwLock<Arc<CrawlReport>>>,
 }
 
+/// Whether a group lists no URL yet (its first sweep has not ended).
+fn lists_nothing(group: &Group) -> bool {
+    group.snapshot().layout.served() == 0
+}
+
 impl Reporter {
     /// Remakes the report for as long as the service runs.
     pub async fn run(self) {
@@ -159,7 +164,7 @@ impl Reporter {
         self.sites
             .iter()
             .flat_map(|site| site.groups.iter())
-            .filter(|group| group.snapshot().layout.served() == 0)
+            .filter(|group| lists_nothing(group))
             .cloned()
             .collect()
     }
@@ -167,6 +172,9 @@ impl Reporter {
     /// Waits `pause`, or less once one of the `empty` groups lists URLs: a report made
     /// before a first sweep ended is remade when it ends, not up to ten minutes later.
     async fn pause(pause: Duration, empty: &[Arc<Group>]) {
+        if empty.is_empty() {
+            return tokio::time::sleep(pause).await;
+        }
         let until = Instant::now() + pause;
         loop {
             let left = until.saturating_duration_since(Instant::now());
@@ -174,10 +182,7 @@ impl Reporter {
                 return;
             }
             tokio::time::sleep(left.min(MIN_PERIOD)).await;
-            if empty
-                .iter()
-                .any(|group| group.snapshot().layout.served() > 0)
-            {
+            if !empty.iter().all(|group| lists_nothing(group)) {
                 return;
             }
         }

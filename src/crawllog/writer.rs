@@ -305,8 +305,8 @@ impl Listed {
         for (position, group) in site.groups.iter().enumerate() {
             let locs = locs_of(site, targets, known[position]);
             let found = listed.look_up(position, group, &locs).await?;
-            if let Some(loc) = found.filter(|_| known[position].is_none()) {
-                spellings.learn(index, position, Spelling::of(&loc));
+            if let Some(spelling) = found.filter(|_| known[position].is_none()) {
+                spellings.learn(index, position, spelling);
             }
         }
         let missing: Vec<&str> = targets
@@ -323,28 +323,26 @@ impl Listed {
         Ok(listed)
     }
 
-    /// Looks `locs` up in `group`'s source; returns a loc found, if any.
+    /// Looks `locs` up in `group`'s source; returns how the first loc found is spelt.
     async fn look_up(
         &mut self,
         position: usize,
         group: &crate::site::Group,
         locs: &[String],
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<Spelling>, StoreError> {
         if locs.is_empty() {
             return Ok(None);
         }
-        let mut any = None;
+        let mut spelt = None;
         for found in group.store.listed_by_loc(&group.source, locs).await? {
-            if any.is_none() {
-                any = Some(found.loc.clone());
-            }
+            spelt = spelt.or(Some(Spelling::of(&found.loc)));
             self.by_loc.entry(found.loc).or_insert((
                 position,
                 found.id,
                 found.lastmod.map(|t| t.timestamp()),
             ));
         }
-        Ok(any)
+        Ok(spelt)
     }
 
     fn of(&self, site: &Site, target: &str) -> Option<(usize, i64, Option<i64>)> {

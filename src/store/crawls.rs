@@ -266,12 +266,12 @@ fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
     let new = |c: &str| DB::inserted(c);
     let old = |c: &str| format!("sitemapd_crawls.{c}");
     let later = |c: &str| {
-        format!(
-            "CASE WHEN {} >= {} THEN {} ELSE {} END",
-            new("last_fetch"),
-            old("last_fetch"),
-            new(c),
-            old(c)
+        of_later_fetch(
+            ">=",
+            &new("last_fetch"),
+            &old("last_fetch"),
+            &new(c),
+            &old(c),
         )
     };
     let first_after = |c: &str| {
@@ -312,6 +312,7 @@ fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
 fn path_join<DB: Dialect>() -> Vec<(&'static str, String)> {
     let new = |c: &str| DB::inserted(c);
     let old = |c: &str| format!("sitemapd_crawl_paths.{c}");
+    let (new_at, old_at) = (new("last_fetch"), old("last_fetch"));
     vec![
         (
             "fetches",
@@ -319,17 +320,17 @@ fn path_join<DB: Dialect>() -> Vec<(&'static str, String)> {
         ),
         (
             "last_fetch",
-            format!(
-                "CASE WHEN {} > {} THEN {} ELSE {} END",
-                new("last_fetch"),
-                old("last_fetch"),
-                new("last_fetch"),
-                old("last_fetch")
-            ),
+            of_later_fetch(">", &new_at, &old_at, &new_at, &old_at),
         ),
         ("path", new("path")),
         ("rule", new("rule")),
     ]
+}
+
+/// `new` when the offered row's fetch (`new_at`) is later than the stored one's (`old_at`) by
+/// `comparison` (`>` or `>=`, ties going to the offered row), else `old`.
+fn of_later_fetch(comparison: &str, new_at: &str, old_at: &str, new: &str, old: &str) -> String {
+    format!("CASE WHEN {new_at} {comparison} {old_at} THEN {new} ELSE {old} END")
 }
 
 /// The join of a group's fetches with its source, keeping URLs changed since their last fetch.

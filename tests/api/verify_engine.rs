@@ -9,12 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sitemapd::config::{Config, Defaults, Vars};
 use sitemapd::crawlers::{CrawlerId, Registry, Trust};
-use sitemapd::store::Store;
 use sitemapd::verify::{Limits, RangeList, Verifier, VerifySettings};
 
-use crate::helpers::{Backend, TestDb, BASE};
+use crate::helpers::{Backend, TestDb};
 
 /// dnsmasq answering for the test's names only, on a free loopback port, logging each query.
 struct Dnsmasq {
@@ -426,20 +424,6 @@ async fn published_ranges_verify_without_dns() {
     server.stop();
 }
 
-/// A store on the test database, migrated.
-async fn store(db: &TestDb) -> Store {
-    db.migrate().await;
-    let config = Config::from_vars(
-        &Vars::from_pairs(vec![
-            ("SITEMAP_BASE_URL", BASE),
-            ("DATABASE_URL", db.url.as_str()),
-        ]),
-        &Defaults::default(),
-    )
-    .unwrap();
-    Store::connect(&config.database()).await.unwrap()
-}
-
 async fn restart_keeps_the_last_good_list(backend: Backend) {
     let db = TestDb::on(backend).await;
     let server = RangeServer::start(GOOGLE_FORMAT).await;
@@ -448,13 +432,13 @@ async fn restart_keeps_the_last_good_list(backend: Backend) {
     let dns = settings(silent.local_addr().unwrap());
     let ranges = id(&registry, "RangeBot");
 
-    let first = Verifier::start(registry.clone(), dns.clone(), Some(store(&db).await)).await;
+    let first = Verifier::start(registry.clone(), dns.clone(), Some(db.store().await)).await;
     let fetched = list_until(&first, |list| list.fetched_at.is_some()).await;
     assert_eq!((fetched.prefixes, fetched.error.as_deref()), (3, None));
     drop(first);
 
     let url = server.stop();
-    let second = Verifier::start(registry.clone(), dns, Some(store(&db).await)).await;
+    let second = Verifier::start(registry.clone(), dns, Some(db.store().await)).await;
     // In use at once, from the database, before any fetch.
     assert_eq!(
         second.cached(ranges, ip("66.249.64.1")),

@@ -87,9 +87,8 @@ impl Dialect for MySql {
         format!("INSERT IGNORE INTO {rest}")
     }
 
-    fn on_conflict_set(_key: &str, set: &[(&str, String)]) -> String {
-        let set: Vec<String> = set.iter().map(|(c, e)| format!("{c} = {e}")).collect();
-        format!(" ON DUPLICATE KEY UPDATE {}", set.join(", "))
+    fn on_conflict(_key: &str) -> String {
+        " ON DUPLICATE KEY UPDATE ".to_string()
     }
 
     fn inserted(column: &str) -> String {

@@ -85,7 +85,11 @@ pub trait Dialect: Database + Sized {
     /// before it, so a column must be set after every expression that reads its stored value.
     fn on_conflict_set(key: &str, set: &[(&str, String)]) -> String {
         let set: Vec<String> = set.iter().map(|(c, e)| format!("{c} = {e}")).collect();
-        format!(" ON CONFLICT ({key}) DO UPDATE SET {}", set.join(", "))
+        format!("{}{}", Self::on_conflict(key), set.join(", "))
+    }
+    /// How an upsert's tail begins: what follows it are the assignments.
+    fn on_conflict(key: &str) -> String {
+        format!(" ON CONFLICT ({key}) DO UPDATE SET ")
     }
     /// The value the upsert offered for `column`, inside [`Dialect::on_conflict_set`].
     fn inserted(column: &str) -> String {
