@@ -124,11 +124,7 @@ async fn the_status_says_what_was_served_skipped_and_fetched(backend: Backend) {
 #[tokio::test]
 async fn the_status_page_listens_only_on_its_own_address() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::helpers::free_port();
     let admin = format!("127.0.0.1:{port}");
     let server = Sitemapd::new(["serve"])
         .env(

@@ -72,11 +72,7 @@ impl Drop for Limited {
 }
 
 async fn serve_with_256_descriptors(db: &TestDb) -> Limited {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::helpers::free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let child = std::process::Command::new("prlimit")

@@ -34,11 +34,7 @@ impl Nginx {
         for dir in ["conf", "logs", "tmp"] {
             std::fs::create_dir_all(prefix.path().join(dir)).unwrap();
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::helpers::free_port();
         let mut nginx = Self {
             child: Command::new("true").spawn().unwrap(),
             binary,

@@ -4,7 +4,7 @@
 //! each is run unprivileged with its own files, and crawlers' requests through it count.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ fn shipped(file: &str, syslog: SocketAddr) -> String {
 struct Front {
     child: Child,
     port: u16,
+    /// What the server says of its start and its errors, shown when it does not answer.
+    log: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -46,7 +48,13 @@ impl Front {
             |r| r.is_ok(),
         )
         .await
-        .expect("the web server answers");
+        .unwrap_or_else(|error| {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            panic!(
+                "the web server on port {} does not answer ({error}); its log:\n{log}",
+                self.port
+            )
+        });
         response.status().as_u16()
     }
 }
@@ -116,6 +124,7 @@ fn apache(syslog: SocketAddr) -> Front {
     Front {
         child,
         port,
+        log: dir.path().join("logs/error.log"),
         _dir: dir,
     }
 }
@@ -143,6 +152,7 @@ fn caddy(syslog: SocketAddr) -> Front {
          \trespond /gone 404\n\trespond \"page\"\n}}\n"
     );
     std::fs::write(dir.path().join("Caddyfile"), conf).unwrap();
+    let log = dir.path().join("caddy.log");
     let child = Command::new(binary)
         .args(["run", "--config", &format!("{d}/Caddyfile")])
         .args(["--adapter", "caddyfile"])
@@ -150,12 +160,13 @@ fn caddy(syslog: SocketAddr) -> Front {
         .env("XDG_DATA_HOME", format!("{d}/data"))
         .env("XDG_CONFIG_HOME", format!("{d}/config"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("run caddy");
     Front {
         child,
         port,
+        log,
         _dir: dir,
     }
 }

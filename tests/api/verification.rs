@@ -387,11 +387,7 @@ impl Nginx {
         for dir in ["conf", "logs", "tmp"] {
             std::fs::create_dir_all(prefix.path().join(dir)).unwrap();
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::helpers::free_port();
         let p = prefix.path().display();
         let conf = format!(
             "worker_processes 1;\npid {p}/nginx.pid;\nevents {{ worker_connections 64; }}\n\

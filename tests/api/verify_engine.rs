@@ -26,11 +26,7 @@ impl Dnsmasq {
     fn start(records: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("queries.log");
-        let port = std::net::UdpSocket::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::helpers::free_port();
         let mut command = Command::new("dnsmasq");
         command
             .args([

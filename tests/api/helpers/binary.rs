@@ -75,11 +75,7 @@ impl Sitemapd {
     /// Runs `serve` on a free port of 127.0.0.1 and waits until `/readyz` says it serves its
     /// files; the process is killed when the returned guard is dropped, whatever the test did.
     pub async fn serve(mut self) -> Serving {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::free_port();
         let addr = format!("127.0.0.1:{port}");
         let child = self
             .command
