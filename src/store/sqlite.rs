@@ -8,7 +8,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult,
-    SqliteRow,
+    SqliteRow, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions, Row, Sqlite, Transaction, TypeInfo, ValueRef};
 
@@ -119,10 +119,16 @@ impl Dialect for Sqlite {
 }
 
 impl Sql<Sqlite> {
+    /// Write-ahead log with `synchronous = NORMAL`, as SQLite advises for WAL: a commit
+    /// survives a crash of sitemapd; a power loss may undo the last commits, never break the
+    /// file. Statement journals (every multi-row upsert writes one) stay in memory instead of
+    /// temporary files. Most of the crawl log's write time was the kernel's (docs/performance.md).
     pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(config.database_url.expose())?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .pragma("temp_store", "memory")
             .busy_timeout(Duration::from_secs(5))
             .disable_statement_logging();
         let pool = SqlitePoolOptions::new()
