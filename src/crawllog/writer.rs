@@ -179,7 +179,7 @@ impl Writer {
         let listed = Listed::find(&site, index, &self.spellings, &targets).await?;
         let mut updates: Vec<Vec<(&Seen, i64, Option<i64>)>> = vec![Vec::new(); site.groups.len()];
         for (seen, trust) in &counted {
-            match listed.of(&site, &seen.fetch.target) {
+            match listed.of(&seen.fetch.target) {
                 Some((group, id, lastmod)) => updates[group].push((*seen, id, lastmod)),
                 None if !is_own_file(&seen.fetch.target) => {
                     paths.add("outside", seen, trust.as_str(), None)
@@ -282,83 +282,100 @@ impl Spelling {
     }
 }
 
-/// The listed entries a batch's requests name, per group.
-struct Listed {
-    /// loc as the source spells it → (group, id, lastmod in unix seconds).
-    by_loc: HashMap<String, (usize, i64, Option<i64>)>,
+/// The listed entry a request names: (group, id, lastmod in unix seconds).
+type Hit = (usize, i64, Option<i64>);
+
+/// The listed entries a batch's requests name.
+struct Listed<'t> {
+    /// request target → the entry it names (in the first group whose source lists it).
+    by_target: HashMap<&'t str, Hit>,
 }
 
-impl Listed {
+impl<'t> Listed<'t> {
     /// Looks `targets` up in each group: in the spelling the group's source was seen to use
-    /// (every spelling until one was found; `spellings` learns it), then the targets found in
+    /// (every spelling until one was found; `learnt` learns it), then the targets found in
     /// no group in the other spelling, so a source that mixes both still finds every entry.
+    /// Each target's spellings are made once.
     async fn find(
         site: &Site,
         index: usize,
-        spellings: &Spellings,
-        targets: &[&str],
+        learnt: &Spellings,
+        targets: &[&'t str],
     ) -> Result<Self, StoreError> {
-        let mut listed = Self {
-            by_loc: HashMap::new(),
-        };
-        let known = spellings.of_site(index, site.groups.len());
+        let spelt: Vec<(&'t str, Vec<(Spelling, String)>)> = targets
+            .iter()
+            .map(|target| (*target, spellings(site, target)))
+            .collect();
+        let mut by_loc = HashMap::new();
+        let known = learnt.of_site(index, site.groups.len());
         for (position, group) in site.groups.iter().enumerate() {
-            let locs = locs_of(site, targets, known[position]);
-            let found = listed.look_up(position, group, &locs).await?;
+            let locs = locs_of(spelt.iter().map(|(_, locs)| locs), known[position]);
+            let found = look_up(&mut by_loc, position, group, &locs).await?;
             if let Some(spelling) = found.filter(|_| known[position].is_none()) {
-                spellings.learn(index, position, spelling);
+                learnt.learn(index, position, spelling);
             }
         }
-        let missing: Vec<&str> = targets
+        let missing: Vec<&Vec<(Spelling, String)>> = spelt
             .iter()
-            .copied()
-            .filter(|target| listed.of(site, target).is_none())
+            .map(|(_, locs)| locs)
+            .filter(|locs| hit(&by_loc, locs).is_none())
             .collect();
         for (position, group) in site.groups.iter().enumerate() {
             if let Some(spelling) = known[position] {
-                let locs = locs_of(site, &missing, Some(spelling.other()));
-                listed.look_up(position, group, &locs).await?;
+                let locs = locs_of(missing.iter().copied(), Some(spelling.other()));
+                look_up(&mut by_loc, position, group, &locs).await?;
             }
         }
-        Ok(listed)
+        let by_target = spelt
+            .iter()
+            .filter_map(|(target, locs)| Some((*target, hit(&by_loc, locs)?)))
+            .collect();
+        Ok(Self { by_target })
     }
 
-    /// Looks `locs` up in `group`'s source; returns how the first loc found is spelt.
-    async fn look_up(
-        &mut self,
-        position: usize,
-        group: &crate::site::Group,
-        locs: &[String],
-    ) -> Result<Option<Spelling>, StoreError> {
-        if locs.is_empty() {
-            return Ok(None);
-        }
-        let mut spelt = None;
-        for found in group.store.listed_by_loc(&group.source, locs).await? {
-            spelt = spelt.or(Some(Spelling::of(&found.loc)));
-            self.by_loc.entry(found.loc).or_insert((
-                position,
-                found.id,
-                found.lastmod.map(|t| t.timestamp()),
-            ));
-        }
-        Ok(spelt)
-    }
-
-    fn of(&self, site: &Site, target: &str) -> Option<(usize, i64, Option<i64>)> {
-        spellings(site, target)
-            .into_iter()
-            .find_map(|(_, loc)| self.by_loc.get(&loc).copied())
+    fn of(&self, target: &str) -> Option<Hit> {
+        self.by_target.get(target).copied()
     }
 }
 
-/// The locs to look `targets` up by: in `spelling`, or every spelling.
-fn locs_of(site: &Site, targets: &[&str], spelling: Option<Spelling>) -> Vec<String> {
-    let mut locs: Vec<String> = targets
-        .iter()
-        .flat_map(|target| spellings(site, target))
+/// Looks `locs` up in `group`'s source into `by_loc` (loc as the source spells it → entry);
+/// returns how the first loc found is spelt.
+async fn look_up(
+    by_loc: &mut HashMap<String, Hit>,
+    position: usize,
+    group: &crate::site::Group,
+    locs: &[String],
+) -> Result<Option<Spelling>, StoreError> {
+    if locs.is_empty() {
+        return Ok(None);
+    }
+    let mut spelt = None;
+    for found in group.store.listed_by_loc(&group.source, locs).await? {
+        spelt = spelt.or(Some(Spelling::of(&found.loc)));
+        by_loc.entry(found.loc).or_insert((
+            position,
+            found.id,
+            found.lastmod.map(|t| t.timestamp()),
+        ));
+    }
+    Ok(spelt)
+}
+
+/// The entry the first of a target's `locs` found names.
+fn hit(by_loc: &HashMap<String, Hit>, locs: &[(Spelling, String)]) -> Option<Hit> {
+    locs.iter().find_map(|(_, loc)| by_loc.get(loc).copied())
+}
+
+/// The locs to look targets up by, from each target's spellings: in `spelling`, or every
+/// spelling.
+fn locs_of<'a>(
+    spelt: impl Iterator<Item = &'a Vec<(Spelling, String)>>,
+    spelling: Option<Spelling>,
+) -> Vec<String> {
+    let mut locs: Vec<String> = spelt
+        .flatten()
         .filter(|(s, _)| spelling.is_none_or(|wanted| *s == wanted))
-        .map(|(_, loc)| loc)
+        .map(|(_, loc)| loc.clone())
         .collect();
     locs.sort_unstable();
     locs.dedup();

@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use super::sql::impl_sql;
+use super::sql::{impl_sql, Upsert};
 use super::{Store, StoreError};
 
 /// A stored range list.

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::error::retry_on_conflict;
-use super::sql::{impl_sql, Dialect};
+use super::sql::{added, impl_sql, stored, Dialect, Upsert};
 use super::{Store, StoreError, BUILTIN_SOURCE};
 
 /// Rows written per statement (a few thousand bound values at most).
@@ -263,8 +263,9 @@ where
 /// - the same `lastmod` keeps the earlier of the two first fetches after it (`fresh_at`,
 ///   `freshness`); a new one starts over from the batch's; a batch without one keeps the stored.
 fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
+    const TABLE: &str = "sitemapd_crawls";
     let new = |c: &str| DB::inserted(c);
-    let old = |c: &str| format!("sitemapd_crawls.{c}");
+    let old = |c: &str| stored(TABLE, c);
     let later = |c: &str| {
         of_later_fetch(
             ">=",
@@ -290,10 +291,7 @@ fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
         )
     };
     vec![
-        (
-            "fetches",
-            format!("{} + {}", old("fetches"), new("fetches")),
-        ),
+        added::<DB>(TABLE, "fetches"),
         ("path", later("path")),
         ("last_status", later("last_status")),
         ("last_fetch_at", later("last_fetch_at")),
@@ -310,20 +308,16 @@ fn crawl_join<DB: Dialect>() -> Vec<(&'static str, String)> {
 /// How a batch's row of `sitemapd_crawl_paths` joins the stored one: fetches add up, the
 /// later last fetch stays, the batch's path and rule replace the stored.
 fn path_join<DB: Dialect>() -> Vec<(&'static str, String)> {
-    let new = |c: &str| DB::inserted(c);
-    let old = |c: &str| format!("sitemapd_crawl_paths.{c}");
-    let (new_at, old_at) = (new("last_fetch"), old("last_fetch"));
+    const TABLE: &str = "sitemapd_crawl_paths";
+    let (new_at, old_at) = (DB::inserted("last_fetch"), stored(TABLE, "last_fetch"));
     vec![
-        (
-            "fetches",
-            format!("{} + {}", old("fetches"), new("fetches")),
-        ),
+        added::<DB>(TABLE, "fetches"),
         (
             "last_fetch",
             of_later_fetch(">", &new_at, &old_at, &new_at, &old_at),
         ),
-        ("path", new("path")),
-        ("rule", new("rule")),
+        ("path", DB::inserted("path")),
+        ("rule", DB::inserted("rule")),
     ]
 }
 

@@ -11,7 +11,7 @@ use super::super::{
     EntryDetails, ImportCounts, ImportPlan, ImportedEntry, StoreError, ALTERNATES_TABLE,
     IMAGES_TABLE, IMPORT_ROWS_PER_STATEMENT, VIDEOS_TABLE,
 };
-use super::{impl_sql, placeholder_list, values_rows};
+use super::{impl_sql, placeholder_list, values_rows, Upsert};
 
 impl_sql! {
     /// Upserts `batch` by `loc`, in one transaction: new URLs get new ids (in batch order),

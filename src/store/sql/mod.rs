@@ -12,10 +12,12 @@ mod llms;
 pub(crate) mod removed;
 mod state;
 mod summaries;
+mod upsert;
 
 use std::sync::Arc;
 
 pub use llms::TitledEntry;
+pub use upsert::{added, stored, Upsert};
 
 use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
@@ -74,24 +76,11 @@ pub trait Dialect: Database + Sized {
     fn insert_ignoring(rest: &str) -> String {
         format!("INSERT INTO {rest} ON CONFLICT DO NOTHING")
     }
-    /// The tail of an upsert that replaces `columns` when the row with `key` exists.
-    fn on_conflict_update(key: &str, columns: &[&str]) -> String {
-        let set: Vec<(&str, String)> = columns.iter().map(|c| (*c, Self::inserted(c))).collect();
-        Self::on_conflict_set(key, &set)
-    }
-    /// The tail of an upsert that sets each column to its expression when the row with `key`
-    /// exists. An expression reads the stored row as `table.column` and the row offered as
-    /// [`Dialect::inserted`]; MySQL evaluates the assignments in order, each seeing the ones
-    /// before it, so a column must be set after every expression that reads its stored value.
-    fn on_conflict_set(key: &str, set: &[(&str, String)]) -> String {
-        let set: Vec<String> = set.iter().map(|(c, e)| format!("{c} = {e}")).collect();
-        format!("{}{}", Self::on_conflict(key), set.join(", "))
-    }
-    /// How an upsert's tail begins: what follows it are the assignments.
+    /// How an upsert's tail begins: what follows it are the assignments ([`Upsert`]).
     fn on_conflict(key: &str) -> String {
         format!(" ON CONFLICT ({key}) DO UPDATE SET ")
     }
-    /// The value the upsert offered for `column`, inside [`Dialect::on_conflict_set`].
+    /// The value the upsert offered for `column`, inside [`Upsert::on_conflict_set`].
     fn inserted(column: &str) -> String {
         format!("excluded.{column}")
     }

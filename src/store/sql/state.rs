@@ -8,7 +8,7 @@ use sqlx::Row;
 use super::super::{
     FileRecord, PageRecord, SavedState, StoreError, SubmittedThrough, IMPORT_ROWS_PER_STATEMENT,
 };
-use super::{impl_sql, placeholder_list, values_rows};
+use super::{impl_sql, placeholder_list, values_rows, Upsert};
 
 impl_sql! {
     pub async fn load_submitted(&self, site: &str) -> Result<Option<SubmittedThrough>, StoreError> {
