@@ -116,6 +116,12 @@ pub struct CrawlerInfo {
     pub verify_dns: Vec<String>,
     /// URLs of the IP-range JSON its operator publishes.
     pub verify_ranges: Vec<String>,
+    /// Origins whose Web Bot Auth key directory it signs requests with, e.g.
+    /// `https://chatgpt.com` (no path, no trailing slash).
+    pub signature_agent: Vec<String>,
+    /// Whether it reads and obeys robots.txt; `false` for fetchers their operator documents as
+    /// ignoring it (fetches a person asked for): the compliance report shows them as exempt.
+    pub obeys_robots: bool,
     /// Where the facts come from.
     pub docs: Vec<String>,
 }
@@ -128,7 +134,9 @@ impl CrawlerInfo {
 
     /// Whether its operator documents a way to prove a request came from it.
     pub fn is_verifiable(&self) -> bool {
-        !self.verify_dns.is_empty() || !self.verify_ranges.is_empty()
+        !self.verify_dns.is_empty()
+            || !self.verify_ranges.is_empty()
+            || !self.signature_agent.is_empty()
     }
 }
 
@@ -192,6 +200,9 @@ struct RawCrawler {
     verify_dns: Vec<String>,
     #[serde(default)]
     verify_ranges: Vec<String>,
+    #[serde(default)]
+    signature_agent: Vec<String>,
+    obeys_robots: Option<bool>,
     #[serde(default)]
     docs: Vec<String>,
 }
@@ -452,6 +463,11 @@ fn check_entry(table: toml::Table) -> Result<CrawlerInfo, String> {
     for url in &raw.verify_ranges {
         check_ranges_url(url)?;
     }
+    let signature_agent = raw
+        .signature_agent
+        .iter()
+        .map(|origin| check_signature_agent(origin))
+        .collect::<Result<_, _>>()?;
     Ok(CrawlerInfo {
         name,
         tokens: raw.tokens,
@@ -460,6 +476,8 @@ fn check_entry(table: toml::Table) -> Result<CrawlerInfo, String> {
         purpose,
         verify_dns,
         verify_ranges: raw.verify_ranges,
+        signature_agent,
+        obeys_robots: raw.obeys_robots.unwrap_or(true),
         docs: raw.docs,
     })
 }
@@ -500,6 +518,35 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A Web Bot Auth signer's origin: `https://host[:port]`, or `http://` on a loopback address (for
+/// tests); no path, query or credentials. Returned as the origin serialises (`https://chatgpt.com`).
+fn check_signature_agent(origin: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("signature_agent {origin:?} {why}");
+    let url = url::Url::parse(origin.trim()).map_err(|_| bad("is not a URL"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => return Err(bad("has no host")),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => {
+            return Err(bad(
+                "must be an https:// origin (http:// only on a loopback address)",
+            ))
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("must not carry credentials"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("must be an origin, with no path or query"));
+    }
+    Ok(url.origin().ascii_serialization())
 }
 
 fn check_dns_suffix(suffix: &str) -> Result<String, String> {
