@@ -177,6 +177,9 @@ impl Service {
                 Watch::Failed(_) => tracing::warn!("{}", watch.describe(&source)),
                 _ => tracing::info!("{}", watch.describe(&source)),
             }
+            if let Some(warning) = store.range_reads(&source).await.warning(&source) {
+                tracing::warn!("{warning}");
+            }
         }
         let metrics = Arc::new(Metrics::new());
         let notifier = Arc::new(

@@ -47,6 +47,8 @@ pub struct SweepMetrics {
     pub files_measured: Counter,
     /// Summary checks of every file (cheap: the database sends one row per file).
     pub summary_checks: Counter,
+    /// Periodic sweeps that read nothing: the tables behind the source had not changed.
+    pub quiet_refreshes: Counter,
 }
 
 /// The service's counters; cheap to update from any task.
@@ -158,6 +160,11 @@ impl Metrics {
             "summary_checks",
             "Checks of every file against summaries the database computed (a source nothing logs)",
             m.sweep.summary_checks.clone(),
+        );
+        registry.register(
+            "quiet_refreshes",
+            "Periodic checks of a view that read nothing: the database says no table behind it changed since the last sweep",
+            m.sweep.quiet_refreshes.clone(),
         );
         registry.register(
             "entries_served",

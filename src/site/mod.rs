@@ -237,6 +237,7 @@ fn merged_feeds(groups: &[Arc<Group>], snapshots: &[Arc<Snapshot>]) -> Option<Fe
         atom: dated(site.atom(&entries), |f| f.atom.validators.changed_at),
         rss: dated(site.rss(&entries), |f| f.rss.validators.changed_at),
         entries: Arc::new(entries),
+        candidates: Arc::default(),
     })
 }
 

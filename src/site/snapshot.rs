@@ -10,7 +10,7 @@ use chrono::Utc;
 use crate::feed::FeedEntry;
 use crate::files::{FEED_ATOM, FEED_RSS};
 use crate::sitemap::BaseUrl;
-use crate::sitemap::{DocumentStyle, Fingerprint};
+use crate::sitemap::{DocumentStyle, Fingerprint, RawEntry};
 use crate::store::{FileRecord, IdRange, SavedState};
 
 use super::{Layout, Page};
@@ -87,6 +87,8 @@ pub struct Feeds {
     pub rss: SmallDoc,
     /// What they list, newest first: a site of several groups lists the newest of all.
     pub entries: Arc<Vec<FeedEntry>>,
+    /// The rows a view's feeds were chosen from (see `sweep/feeds.rs`); empty otherwise.
+    pub candidates: Arc<Vec<RawEntry>>,
 }
 
 /// Feed bodies read by a sweep, before their validators are settled.
@@ -95,6 +97,7 @@ pub struct FeedBodies {
     pub atom: Bytes,
     pub rss: Bytes,
     pub entries: Arc<Vec<FeedEntry>>,
+    pub candidates: Arc<Vec<RawEntry>>,
 }
 
 /// A page as one request serves it: its validators and the ids it holds, taken together so a
@@ -215,6 +218,7 @@ impl Snapshot {
                 atom: doc(FEED_ATOM, f.atom),
                 rss: doc(FEED_RSS, f.rss),
                 entries: f.entries,
+                candidates: f.candidates,
             }),
             layout,
             news_at: self.news_at,

@@ -14,6 +14,7 @@ mod crawler_ranges;
 mod crawls;
 pub mod database_url;
 mod error;
+mod explain;
 mod import;
 pub mod lease;
 mod mysql;
@@ -36,12 +37,14 @@ pub use change_log::{ChangeFeed, LogReading, Logged};
 pub use crawler_ranges::StoredRanges;
 pub use crawls::{CrawlRow, ListedLoc, PathRow, Waiting};
 pub use error::StoreError;
+pub use explain::RangeReads;
 pub use import::{Alternate, EntryDetails, ImportCounts, ImportedEntry};
 use import::{ImportPlan, IMPORT_ROWS_PER_STATEMENT};
 pub use mysql::MySqlStore;
 pub use postgres::PgStore;
 pub use records::{
-    Change, FileRecord, IdRange, Keyed, Modified, PageRecord, SavedState, SubmittedThrough,
+    Change, FileRecord, IdRange, Keyed, Modified, PageRecord, SavedState, SourceStamp,
+    SubmittedThrough,
 };
 use rows::{attach, keyed_alternate, keyed_image};
 pub use rows::{quote_identifier, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
@@ -116,8 +119,9 @@ macro_rules! each {
     };
 }
 
-// After `each!`, which it uses.
+// After `each!`, which they use.
 mod parts;
+mod windows;
 
 /// How to reach the database, as configuration says.
 #[derive(Debug, Clone, Copy)]
@@ -172,6 +176,16 @@ impl Store {
                 Err(e) => Watch::Failed(e),
             },
             Store::Mysql(_) | Store::Sqlite(_) => Watch::Unsupported,
+        }
+    }
+
+    /// What the database says of the last change to the tables behind the source, where it
+    /// keeps that (MySQL/MariaDB: see `mysql/stamp.rs`) and the source is not the built-in
+    /// table (whose changes its triggers log); `None` elsewhere.
+    pub async fn source_stamp(&self) -> Result<Option<SourceStamp>, StoreError> {
+        match self {
+            Store::Mysql(s) if !s.reads_built_in() => s.source_stamp().await,
+            _ => Ok(None),
         }
     }
 
@@ -230,6 +244,9 @@ impl Store {
         range: IdRange,
         namespaces: Namespaces,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        if !each!(self, s => s.reads_built_in()) {
+            return self.view_entries_with_extensions(range, namespaces);
+        }
         let rows = stream::try_unfold(Some(range.first), move |next| async move {
             let Some(first) = next.filter(|first| *first <= range.last) else {
                 return Ok::<_, StoreError>(None);
@@ -253,23 +270,53 @@ impl Store {
                 _ => (last, last.checked_add(1)),
             };
             let read = IdRange { first, last };
-            if namespaces.xhtml {
-                let rows = each!(self, s => s.alternates(read).await)?;
-                attach(&mut chunk, rows, |e| &mut e.alternates);
-            }
-            if namespaces.image {
-                let rows = each!(self, s => s.images(read).await)?;
-                attach(&mut chunk, rows, |e| &mut e.images);
-            }
-            if namespaces.video {
-                let rows = each!(self, s => s.videos(read).await)?;
-                attach(&mut chunk, rows, |e| &mut e.videos);
-            }
+            self.attach_extensions(&mut chunk, read, namespaces).await?;
             Ok(Some((stream::iter(chunk.into_iter().map(Ok)), next)))
         })
         .try_flatten()
         .boxed();
         shared_ids::reject_shared_ids(rows)
+    }
+
+    /// [`Store::entries_with_extensions`] for a source other than the built-in table: chunks
+    /// are id windows (see `windows.rs`), so no statement builds more of a view than its chunk.
+    fn view_entries_with_extensions(
+        &self,
+        range: IdRange,
+        namespaces: Namespaces,
+    ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        let rows = self
+            .chunks_in_windows(range, EXTENSION_CHUNK)
+            .and_then(move |(window, mut chunk)| async move {
+                self.attach_extensions(&mut chunk, window, namespaces)
+                    .await?;
+                Ok(stream::iter(chunk.into_iter().map(Ok)))
+            })
+            .try_flatten()
+            .boxed();
+        shared_ids::reject_shared_ids(rows)
+    }
+
+    /// Merges the extension rows `namespaces` names, of ids in `read`, into `chunk`.
+    async fn attach_extensions(
+        &self,
+        chunk: &mut [RawEntry],
+        read: IdRange,
+        namespaces: Namespaces,
+    ) -> Result<(), StoreError> {
+        if namespaces.xhtml {
+            let rows = each!(self, s => s.alternates(read).await)?;
+            attach(chunk, rows, |e| &mut e.alternates);
+        }
+        if namespaces.image {
+            let rows = each!(self, s => s.images(read).await)?;
+            attach(chunk, rows, |e| &mut e.images);
+        }
+        if namespaces.video {
+            let rows = each!(self, s => s.videos(read).await)?;
+            attach(chunk, rows, |e| &mut e.videos);
+        }
+        Ok(())
     }
 
     /// A news source's articles with ids in `range`, published from `since` to `until` (unix
@@ -309,6 +356,17 @@ impl Store {
     /// id first). For feeds.
     pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
         each!(self, s => s.recent(limit).await)
+    }
+
+    /// Up to `limit` entries with a lastmod and an id in `range`, the most recently modified
+    /// first (ties: highest id first). A view's feeds, read one file at a time.
+    pub async fn recent_in(&self, range: IdRange, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        each!(self, s => s.recent_in(range, limit).await)
+    }
+
+    /// Whether the source is the built-in table (indexed by id and lastmod).
+    pub fn reads_built_in(&self) -> bool {
+        each!(self, s => s.reads_built_in())
     }
 
     /// Up to `limit` entries for llms.txt: the most recently modified first (ties: lowest id

@@ -1,5 +1,6 @@
-//! Long plain reads as many short statements: at most [`READ_PART`] rows per statement, so
-//! a statement timeout bounds one part of a first sweep, not the whole table.
+//! Long plain reads of the built-in table as many short statements: at most [`READ_PART`] rows
+//! per statement (keyset), so a statement timeout bounds one part of a first sweep, not the
+//! whole table. Any other source is read in id windows instead (`windows.rs`).
 
 use std::sync::{Arc, Mutex};
 
@@ -69,6 +70,9 @@ impl Store {
         &self,
         range: IdRange,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
+        if !each!(self, s => s.reads_built_in()) {
+            return self.entries_in_windows(range);
+        }
         let seen = Arc::new(Mutex::new(PartSeen::default()));
         stream::unfold(None, move |previous: Option<PartStart>| {
             let seen = seen.clone();

@@ -160,3 +160,28 @@ pub enum Change {
     /// Anything may have changed (a TRUNCATE, or a lost notification connection).
     Everything,
 }
+
+/// What the database says of the last change to the tables behind a source (MySQL/MariaDB:
+/// their commit times, and the views' definitions), as a fingerprint: a refresh that finds the
+/// stamp where the last sweep left it need not read the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceStamp {
+    fingerprint: crate::sitemap::Fingerprint,
+    /// Whether every change it records was made in an earlier second than the stamp was read:
+    /// a later change in that same second would leave the stamp as it is.
+    settled: bool,
+}
+
+impl SourceStamp {
+    pub fn new(text: &str, settled: bool) -> Self {
+        Self {
+            fingerprint: crate::sitemap::Fingerprint::of(text.as_bytes()),
+            settled,
+        }
+    }
+
+    /// Whether nothing can have changed since `earlier` was read, if this stamp is read now.
+    pub fn unchanged_since(&self, earlier: &SourceStamp) -> bool {
+        earlier.settled && self.fingerprint == earlier.fingerprint
+    }
+}

@@ -17,6 +17,7 @@ mod feeds;
 pub mod lease;
 mod llms;
 mod measure;
+mod quiet;
 mod relist;
 mod schedule;
 mod settle;
@@ -73,6 +74,8 @@ pub struct Sweeper {
     /// The site's lease, when replicas share the work ([`lease`]); none: this replica keeps
     /// the group current by itself.
     lease: std::sync::OnceLock<lease::SiteLease>,
+    /// Where the tables behind the source were when the last full sweep began ([`quiet`]).
+    quiet: quiet::Quiet,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -151,6 +154,7 @@ impl Sweeper {
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
             listed_known: Arc::new(AtomicBool::new(false)),
             lease: std::sync::OnceLock::new(),
+            quiet: quiet::Quiet::default(),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -218,6 +222,19 @@ impl Sweeper {
         if news_at.is_some() {
             change = Change::Everything;
         }
+        let look = match (&change, news_at) {
+            (Change::Everything, None) => Some(self.quiet.look(&self.group.store).await),
+            _ => None,
+        };
+        if look.as_ref().is_some_and(|look| look.nothing_changed) {
+            self.metrics.quiet_refreshes.inc();
+            return Ok(());
+        }
+        let completed = |this: &Self| {
+            if let Some(look) = &look {
+                this.quiet.completed(look);
+            }
+        };
         for _attempt in 0..SWEEP_TRIES {
             let current = self.group.snapshot();
             let (files, summaries) = match change {
@@ -233,15 +250,21 @@ impl Sweeper {
             let llms_same = llms::unchanged(llms.as_ref(), current.llms.as_ref());
             if files.is_empty() && summaries.is_some() && feeds_known && llms_same {
                 // The database says no file's rows changed: nothing to read or save.
+                completed(self);
                 return Ok(());
             }
             self.metrics.files_measured.inc_by(files.len() as u64);
             let scanned = Measure::of(&self.group, news_at)
                 .scan(&current.layout, &files)
                 .await?;
-            let feeds = feeds::read(&self.group).await?;
             let now = Utc::now().timestamp();
             let mut measured = apply_scan(&current.layout, scanned, &self.group.style, now);
+            let reread = feeds::Reread {
+                before: &current.layout,
+                files: &files,
+                after: &measured,
+            };
+            let feeds = feeds::read(&self.group, current.feeds.as_ref(), reread).await?;
             if let Some(summaries) = &summaries {
                 keep_summaries(&mut measured, &current.layout, &files, summaries);
             }
@@ -303,6 +326,17 @@ impl Sweeper {
                     .await;
                     if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
                         announce::robots_rules_changed(&self.group, &self.notifier).await;
+                    }
+                    // Files laid out anew have no summary yet: the next refresh takes them.
+                    let summarised = self
+                        .group
+                        .snapshot()
+                        .layout
+                        .pages()
+                        .iter()
+                        .all(|p| p.summary.is_some());
+                    if summarised {
+                        completed(self);
                     }
                     return Ok(());
                 }

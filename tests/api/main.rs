@@ -44,3 +44,4 @@ mod stylesheet;
 mod under_writes;
 mod verification;
 mod verify_engine;
+mod view_reads;

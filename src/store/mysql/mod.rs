@@ -22,6 +22,7 @@ use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
 use crate::store::Connection;
 
+mod stamp;
 mod triggers;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/mysql");
@@ -122,15 +123,7 @@ impl Dialect for MySql {
         at.naive_utc()
     }
 
-    fn bucket(id: &str, thresholds: &[i64]) -> Option<String> {
-        Some(match thresholds {
-            [] => "0".to_string(),
-            _ => {
-                let list: Vec<String> = thresholds.iter().map(i64::to_string).collect();
-                format!("INTERVAL({id}, {})", list.join(", "))
-            }
-        })
-    }
+    const SUMMARISES: bool = true;
 
     fn row_hash(values: &str) -> String {
         format!("CRC32(CONCAT_WS('|', {values}))")
@@ -197,6 +190,12 @@ impl Sql<MySql> {
             .after_connect(move |conn, _| Box::pin(set_statement_timeout(conn, timeout)))
             .connect_lazy_with(options);
         Ok(Self::new(pool, config.first_source))
+    }
+
+    /// What the server says of the last change to the tables behind the source (see
+    /// [`stamp`]); `None` when it cannot say.
+    pub async fn source_stamp(&self) -> Result<Option<super::SourceStamp>, StoreError> {
+        stamp::source_stamp(&self.pool, self.source_name()).await
     }
 
     /// Applies the migrations, then puts the change triggers on the tables they created.

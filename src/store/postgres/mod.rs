@@ -101,12 +101,7 @@ impl Dialect for Postgres {
         )
     }
 
-    fn bucket(id: &str, thresholds: &[i64]) -> Option<String> {
-        Some(match thresholds {
-            [] => "0".to_string(),
-            _ => format!("width_bucket({id}::int8, ARRAY{thresholds:?}::int8[])"),
-        })
-    }
+    const SUMMARISES: bool = true;
 
     fn time(column: &str) -> String {
         format!("{column}::timestamptz")

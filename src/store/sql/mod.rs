@@ -107,12 +107,9 @@ pub trait Dialect: Database + Sized {
         delete.to_string()
     }
 
-    /// The file an id falls in, for files cut at `thresholds` (the first ids of every file but
-    /// the first): 0 below the first threshold, k from the k-th on. `None` where the database
-    /// cannot summarise files (SQLite has no hash function): its sources are read whole.
-    fn bucket(_id: &str, _thresholds: &[i64]) -> Option<String> {
-        None
-    }
+    /// Whether the database can summarise files ([`Sql::file_summaries`]); SQLite has no hash
+    /// function: its sources are read whole.
+    const SUMMARISES: bool = false;
     /// A 64-bit (or 32-bit) hash of `values` joined, which `SUM` adds up.
     fn row_hash(values: &str) -> String {
         format!("hashtextextended(concat_ws('|', {values}), 0)")
@@ -201,11 +198,17 @@ impl<DB: Database> Clone for Sql<DB> {
 struct Reads {
     /// The source, quoted.
     source: String,
+    /// The source as configured (`view`, `db.view`).
+    name: String,
+    /// Whether the source is the built-in table (indexed by id: keyset reads are bounded).
+    built_in: bool,
     range: String,
     chunk: String,
     /// Rows no id range holds: a NULL id, or one beyond a signed 64-bit integer.
     unplaced: String,
     recent: String,
+    /// [`Reads::recent`] within an id range: a view's feeds, read file by file.
+    recent_in: String,
     modified: String,
     alternates: String,
     images: String,
@@ -241,6 +244,8 @@ impl Reads {
         let sql = |text: String| DB::placeholders(&text);
         Self {
             source: DB::quote(source),
+            name: source.to_string(),
+            built_in,
             range: sql(format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id")),
             chunk: sql(format!(
                 "{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"
@@ -255,6 +260,10 @@ impl Reads {
             recent: sql(format!(
                 "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
                  ORDER BY {key} DESC, src.id DESC LIMIT ?"
+            )),
+            recent_in: sql(format!(
+                "{select} WHERE src.id BETWEEN ? AND ? AND src.lastmod IS NOT NULL \
+                 AND {key} IS NOT NULL ORDER BY {key} DESC, src.id DESC LIMIT ?"
             )),
             modified: sql(format!(
                 "SELECT {columns}, {key} AS lastmod_key FROM {} AS src WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
@@ -364,6 +373,16 @@ impl<DB: Dialect> Sql<DB> {
 
     pub fn pool(&self) -> &Pool<DB> {
         &self.pool
+    }
+
+    /// Whether the source is the built-in table, whose keyset reads are bounded by its index.
+    pub fn reads_built_in(&self) -> bool {
+        self.reads.built_in
+    }
+
+    /// The source as configured (`view`, `db.view`), unquoted.
+    pub(in crate::store) fn source_name(&self) -> &str {
+        &self.reads.name
     }
 
     /// The same database (and connection pool) read from another source table or view.
@@ -564,6 +583,16 @@ impl_sql! {
     }
 
     /// Up to `limit` entries with a lastmod, the most recently modified first.
+    pub async fn recent_in(&self, range: IdRange, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = sqlx::query::<DB>(&self.reads.recent_in)
+            .bind(range.first)
+            .bind(range.last)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(DB::raw_entry).collect())
+    }
+
     pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
         let rows = sqlx::query::<DB>(&self.reads.recent)
             .bind(limit)

@@ -1,56 +1,66 @@
 //! Per-file summaries computed by the database: for each file's id range, the count and a sum
 //! of row hashes of the source's rows and of their extension rows. Comparing them with those
 //! stored when the files were measured tells which files changed, without sending a row.
+//!
+//! One statement per file, bounded by the file's id range: a view the engine cannot merge into
+//! the query (a `UNION`, a recursive CTE) is built only for the rows of that range, where one
+//! statement grouping the whole source by file built all of it at once.
 
 use sqlx::Row;
 
-use super::super::{StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+use super::super::{IdRange, StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 use super::{impl_sql, Dialect};
 
-/// One part of a file's summary: rows of `table` (aliased `src`) by the bucket of `id`.
-fn part<DB: Dialect>(
-    tag: &str,
-    table: &str,
-    id: &str,
-    values: &str,
-    thresholds: &[i64],
-) -> Option<String> {
-    // Rows no id range holds (a NULL id, one beyond 64 bits) are read with the first file.
-    let bucket = DB::int(&format!(
-        "CASE WHEN {id} IS NULL OR {id} > 9223372036854775807 THEN 0 ELSE {} END",
-        DB::bucket(id, thresholds)?
-    ));
-    Some(format!(
-        "SELECT {bucket} AS b, CONCAT('{tag}', COUNT(*), ':', COALESCE(SUM({}), 0)) AS part \
-         FROM {table} AS src GROUP BY 1",
-        DB::row_hash(values)
-    ))
+/// One part of a file's summary: rows of `table` (aliased `src`) whose `id` is in the file.
+/// The first file also holds the rows no id range holds (a NULL id, one beyond 64 bits).
+fn part<DB: Dialect>(tag: &str, table: &str, id: &str, values: &str, file: IdRange) -> String {
+    let unplaced = match file.first == i64::MIN {
+        true => format!(" OR {id} IS NULL OR {id} > 9223372036854775807"),
+        false => String::new(),
+    };
+    format!(
+        "SELECT CONCAT('{tag}', COUNT(*), ':', COALESCE(SUM({}), 0)) AS part \
+         FROM {table} AS src WHERE ({}{unplaced}) HAVING COUNT(*) > 0",
+        DB::row_hash(values),
+        in_range(id, file),
+    )
 }
 
-/// The summary of every file cut at `thresholds`, from `source` and the extension tables.
-fn statement<DB: Dialect>(source: &str, thresholds: &[i64]) -> Option<String> {
+/// `id` within `file`, the open ends left out: an id compares with 64-bit literals only
+/// (PostgreSQL reads -9223372036854775808 as a numeric, which no index on the id serves).
+fn in_range(id: &str, file: IdRange) -> String {
+    match (file.first == i64::MIN, file.last == i64::MAX) {
+        (true, true) => format!("{id} = {id} OR {id} IS NULL"),
+        (true, false) => format!("{id} <= {}", file.last),
+        (false, true) => format!("{id} >= {}", file.first),
+        (false, false) => format!("{id} BETWEEN {} AND {}", file.first, file.last),
+    }
+}
+
+/// The summary of the file holding the ids of `file`, from `source` and the extension tables.
+fn statement<DB: Dialect>(source: &str, file: IdRange) -> String {
     let parts = [
         part::<DB>(
             "e",
             source,
             "src.id",
             "src.id, src.loc, src.lastmod, src.changefreq, src.priority",
-            thresholds,
-        )?,
+            file,
+        ),
         part::<DB>(
             "a",
             ALTERNATES_TABLE,
             "src.entry_id",
             "src.entry_id, src.hreflang, src.href",
-            thresholds,
-        )?,
+            file,
+        ),
         part::<DB>(
             "i",
             IMAGES_TABLE,
             "src.entry_id",
             "src.entry_id, src.id, src.loc",
-            thresholds,
-        )?,
+            file,
+        ),
         // Files without videos summarise as they did before the table existed.
         part::<DB>(
             "v",
@@ -58,38 +68,78 @@ fn statement<DB: Dialect>(source: &str, thresholds: &[i64]) -> Option<String> {
             "src.entry_id",
             "src.entry_id, src.id, src.thumbnail_loc, src.title, src.description, \
              src.content_loc, src.player_loc, src.duration, src.publication_date",
-            thresholds,
-        )?,
+            file,
+        ),
     ];
-    Some(format!(
-        "SELECT b, {} AS summary FROM ({}) AS parts GROUP BY b",
+    format!(
+        "SELECT {} AS summary FROM ({}) AS parts",
         DB::text(&DB::ordered_join("part")),
         parts.join(" UNION ALL ")
-    ))
+    )
+}
+
+/// The id ranges of the files cut at `thresholds` (the first ids of every file but the first).
+pub(in crate::store) fn file_ranges(thresholds: &[i64]) -> Vec<IdRange> {
+    let firsts = std::iter::once(i64::MIN).chain(thresholds.iter().copied());
+    let lasts = thresholds
+        .iter()
+        .map(|next| next.saturating_sub(1))
+        .chain(std::iter::once(i64::MAX));
+    firsts
+        .zip(lasts)
+        .map(|(first, last)| IdRange { first, last })
+        .collect()
 }
 
 impl_sql! {
     /// Each file's summary, for files cut at `thresholds` (one more file than thresholds); an
     /// empty text for a file with no rows. `None` where the database cannot summarise.
     pub async fn file_summaries(&self, thresholds: &[i64]) -> Result<Option<Vec<String>>, StoreError> {
-        let Some(sql) = statement::<DB>(&self.reads.source, thresholds) else {
+        if !DB::SUMMARISES {
             return Ok(None);
-        };
-        // Not kept prepared: its text changes with the files' boundaries (kept, it would only
-        // fill the statement cache), and MariaDB 10.11 refuses to run a kept statement again
-        // when it sums a view whose column is an aggregate subquery.
-        let rows = sqlx::query::<DB>(&sql)
-            .persistent(false)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut summaries = vec![String::new(); thresholds.len() + 1];
-        for row in rows {
-            let bucket: i64 = row.try_get("b")?;
-            let summary: String = row.try_get("summary")?;
-            if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| summaries.get_mut(b)) {
-                *slot = summary;
-            }
+        }
+        let mut summaries = Vec::with_capacity(thresholds.len() + 1);
+        for file in file_ranges(thresholds) {
+            // Not kept prepared: its text changes with the files' boundaries (kept, it would
+            // only fill the statement cache), and MariaDB 10.11 refuses to run a kept statement
+            // again when it sums a view whose column is an aggregate subquery.
+            let row = sqlx::query::<DB>(&statement::<DB>(&self.reads.source, file))
+                .persistent(false)
+                .fetch_optional(&self.pool)
+                .await?;
+            let summary: Option<String> = match row {
+                Some(row) => row.try_get("summary")?,
+                None => None,
+            };
+            summaries.push(summary.unwrap_or_default());
         }
         Ok(Some(summaries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_ranges_cover_every_id_once() {
+        assert_eq!(file_ranges(&[]), vec![IdRange::ALL]);
+        assert_eq!(
+            file_ranges(&[10, 20]),
+            vec![
+                IdRange {
+                    first: i64::MIN,
+                    last: 9
+                },
+                IdRange {
+                    first: 10,
+                    last: 19
+                },
+                IdRange {
+                    first: 20,
+                    last: i64::MAX
+                },
+            ]
+        );
     }
 }

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# bench/wordpress.sh [POSTS]: sitemapd on the site it is for, beside WordPress core's own sitemaps.
+#
+# A real WordPress (Debian's package, its php-fpm behind nginx, set up as scripts/wordpress-check.sh
+# does) on the MariaDB/MySQL server at MYSQL_HOST:MYSQL_PORT as it is configured (untuned: the
+# 128 MiB buffer pool of a Debian install), POSTS published posts (default 1,000,000) seeded by
+# SQL, a few nested pages, the home page listing the latest posts. sitemapd reads the single view
+# `sitemap_wp` exactly as docs/guide.md prints it, as its own MariaDB user, and is measured on:
+#   - how long after its first start the index answers 200;
+#   - a cold crawl of every file (gzip accepted), and a second one: time, 503s, bytes;
+#   - how long a post updated through SQL takes to show (SITEMAP_REFRESH_SECS, default 10 here);
+#   - what an idle refresh costs the database: its CPU seconds per refresh period, from MariaDB's
+#     USER_STATISTICS for sitemapd's user (userstat is switched on for the run, then restored);
+#   - statement timeouts in its log (there must be none).
+# Then WordPress core's sitemaps of the same site: the index, the first and the last posts page
+# (OFFSET paging), and, with WP_FULL=1, a crawl of every file.
+#
+# Usage: bench/wordpress.sh [POSTS]    e.g. bench/wordpress.sh 100000
+#   SITEMAPD_BIN=path   this binary instead of target/release/sitemapd (built when missing)
+#   REFRESH=10          SITEMAP_REFRESH_SECS for the run
+#   WP_FULL=1           also crawl every file of WordPress's own sitemaps (36 min at 1M posts)
+#   KEEP_TMP=1          keep the temporary directory and both databases
+# Loopback only; drops its databases and its user at the end.
+set -uo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+FRONT=wordpress-bench
+
+# shellcheck source=../scripts/lib/checks.sh
+. "$ROOT/scripts/lib/checks.sh"
+# shellcheck source=../scripts/lib/nginx.sh
+. "$ROOT/scripts/lib/nginx.sh"
+# shellcheck source=../scripts/lib/wordpress/setup.sh
+. "$ROOT/scripts/lib/wordpress/setup.sh"
+
+POSTS=${1:-1000000}
+REFRESH=${REFRESH:-10}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/wordpress-bench.XXXXXX") || exit 1
+chmod 755 "$TMP"
+SITEMAPD_PID=
+NGINX_PID=
+FPM_PID=
+MYSQL_HOST=${MYSQL_HOST:-127.0.0.1}
+MYSQL_PORT=${MYSQL_PORT:-3306}
+WDB=wpbench_wp_$$
+SDB=wpbench_sitemapd_$$
+SUSER=wpbench_$$
+DBS_MADE=
+USERSTAT_WAS=
+
+sql() { # sql [DATABASE]: runs stdin on the server as root, tab-separated output without headers
+  timeout 600 mysql --protocol=tcp -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u root --default-character-set=utf8mb4 -N -B "$@"
+}
+cleanup() {
+  stop_pid "$NGINX_PID"
+  stop_pid "$SITEMAPD_PID"
+  stop_pid "$FPM_PID"
+  [ -n "$USERSTAT_WAS" ] && echo "SET GLOBAL userstat = $USERSTAT_WAS" | sql
+  if [ "${KEEP_TMP:-}" = 1 ]; then
+    say "kept $TMP, the databases $WDB, $SDB and the user $SUSER"
+  else
+    [ -n "$DBS_MADE" ] && echo "DROP DATABASE IF EXISTS $WDB; DROP DATABASE IF EXISTS $SDB; DROP USER IF EXISTS '$SUSER'@'127.0.0.1';" | sql
+    rm -rf "$TMP"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+wp_tools
+SP=$(free_port) || abort "no free port for sitemapd"
+FP=$(free_port "$SP") || abort "no free port for nginx"
+SITE=http://127.0.0.1:$FP
+DIRECT=http://127.0.0.1:$SP
+CURL=(curl -s --max-time 120)
+
+echo "CREATE DATABASE $WDB CHARACTER SET utf8mb4; CREATE DATABASE $SDB;
+      CREATE USER '$SUSER'@'127.0.0.1';
+      GRANT ALL ON $SDB.* TO '$SUSER'@'127.0.0.1'; GRANT SELECT ON $WDB.* TO '$SUSER'@'127.0.0.1';" | sql ||
+  abort "create the databases $WDB, $SDB and the user $SUSER"
+DBS_MADE=1
+wp_docroot
+site_php install >/dev/null 2>"$TMP/install.err" || {
+  cat "$TMP/install.err" >&2
+  abort "WordPress install"
+}
+
+# ---------------------------------------------------------------- the site, seeded by SQL
+
+say "seeding $POSTS published posts by SQL"
+started=$(now)
+sql "$WDB" <<EOF || abort "seed $POSTS posts"
+UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front';
+INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
+  post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
+  post_parent, guid, post_type)
+SELECT 1, TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157) SECOND,
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157) SECOND,
+  CONCAT('<p>Post ', s.seq, '. ', REPEAT('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 10), '</p>'),
+  CONCAT('Post number ', s.seq), '', 'publish', CONCAT('post-number-', s.seq), '', '',
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
+  '', 0, CONCAT('$SITE/?p=', s.seq), 'post'
+FROM seq_1_to_$POSTS s;
+INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
+  post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
+  post_parent, guid, post_type)
+SELECT 1, '2022-01-01', '2022-01-01', '<p>A page.</p>', CONCAT('Page ', s.seq), '', 'publish',
+  CONCAT('page-', s.seq), '', '', '2022-01-02', '2022-01-02', '', 0, CONCAT('$SITE/?page_id=', s.seq), 'page'
+FROM seq_1_to_20 s;
+UPDATE wp_posts c JOIN wp_posts p ON p.post_name = 'page-1' AND p.post_type = 'page'
+  SET c.post_parent = p.ID WHERE c.post_type = 'page' AND c.post_name IN ('page-2', 'page-3');
+EOF
+say "seeded in $(since "$started") s: $(echo "SELECT COUNT(*) FROM wp_posts WHERE post_status = 'publish'" | sql "$WDB") published posts and pages"
+
+wp_start_fpm
+wp_start_nginx
+
+# ---------------------------------------------------------------- sitemapd
+
+timeout 120 env -i PATH="$PATH" DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_PORT/$SDB" SITEMAP_BASE_URL="$SITE" "$BIN" migrate >"$TMP/migrate.log" 2>&1 ||
+  {
+    cat "$TMP/migrate.log" >&2
+    abort "sitemapd migrate"
+  }
+guide_view sitemap_wp | sql "$SDB" || abort "the guide's view sitemap_wp"
+USERSTAT_WAS=$(echo 'SELECT @@userstat' | sql)
+echo "SET GLOBAL userstat = 1; FLUSH USER_STATISTICS;" | sql
+user_cpu() { echo "SELECT COALESCE(SUM(CPU_TIME), 0) FROM information_schema.USER_STATISTICS WHERE USER = '$SUSER'" | sql; }
+
+started=$(now)
+(
+  cd "$TMP" &&
+    exec env -i PATH="$PATH" HOME="${HOME:-/tmp}" RUST_LOG="${RUST_LOG:-info}" \
+      DATABASE_URL="mysql://$SUSER@$MYSQL_HOST:$MYSQL_PORT/$SDB" BIND_ADDR="127.0.0.1:$SP" \
+      SITEMAP_BASE_URL="$SITE" SITEMAP_SOURCE=sitemap_wp SITEMAP_REFRESH_SECS="$REFRESH" "$BIN" serve
+) >>"$TMP/sitemapd.log" 2>&1 &
+SITEMAPD_PID=$!
+status=
+for _ in $(seq 1 3000); do
+  status=$("${CURL[@]}" -o /dev/null -w '%{http_code}' "$DIRECT/sitemap_index.xml")
+  [ "$status" = 200 ] && break
+  kill -0 "$SITEMAPD_PID" 2>/dev/null || break
+  sleep 0.2
+done
+first_index=$(since "$started")
+[ "$status" = 200 ] || {
+  tail -n 30 "$TMP/sitemapd.log" >&2
+  abort "sitemapd's index did not answer 200 within 10 minutes (last: $status)"
+}
+
+"${CURL[@]}" -o "$TMP/index.xml" "$DIRECT/sitemap_index.xml"
+mapfile -t FILES < <(grep -o '<loc>[^<]*</loc>' "$TMP/index.xml" | sed -e 's#</\?loc>##g' -e "s#^$SITE#$DIRECT#")
+
+crawl() { # crawl LABEL: every file once, gzip accepted; prints "seconds 503s bytes"
+  local f s bytes=0 unavailable=0 t
+  t=$(now)
+  for f in "${FILES[@]}"; do
+    read -r s b < <("${CURL[@]}" -H 'Accept-Encoding: gzip' -o /dev/null -w '%{http_code} %{size_download}\n' "$f")
+    [ "$s" = 503 ] && unavailable=$((unavailable + 1))
+    bytes=$((bytes + b))
+  done
+  echo "$(since "$t") $unavailable $bytes"
+}
+read -r cold_s cold_503 cold_bytes < <(crawl)
+read -r warm_s warm_503 _ < <(crawl)
+
+# A post updated through SQL: how long until its file lists the new lastmod.
+target=$(echo "SELECT ID FROM wp_posts WHERE post_type = 'post' AND post_status = 'publish' ORDER BY ID LIMIT 1 OFFSET $((POSTS / 2))" | sql "$WDB")
+slug=$(echo "SELECT post_name FROM wp_posts WHERE ID = $target" | sql "$WDB")
+holder=
+for f in "${FILES[@]}"; do
+  "${CURL[@]}" "${f%.gz}" | grep -q "/$slug/<" && holder=${f%.gz} && break
+done
+[ -n "$holder" ] || abort "no file lists the post $slug"
+echo "UPDATE wp_posts SET post_modified_gmt = '2030-01-01 00:00:00', post_modified = '2030-01-01 00:00:00' WHERE ID = $target" | sql "$WDB"
+t=$(now)
+shown=
+for _ in $(seq 1 $((REFRESH * 10 + 300))); do
+  if "${CURL[@]}" "$holder" | tr '<' '\n' | grep -A3 "/$slug/" | grep -q '2030-01-01'; then
+    shown=$(since "$t")
+    break
+  fi
+  sleep 0.2
+done
+
+# Idle: what refreshes cost the database while nothing changes (three periods, after one to settle).
+sleep "$REFRESH"
+cpu_before=$(user_cpu)
+sleep $((REFRESH * 3))
+cpu_after=$(user_cpu)
+idle_cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.3f", (b - a) / 3 }')
+timeouts=$(grep -c -i 'max_statement_time\|execution was interrupted' "$TMP/sitemapd.log")
+rss=$(awk '/VmHWM/ { print $2 / 1024 }' "/proc/$SITEMAPD_PID/status")
+
+# ---------------------------------------------------------------- WordPress core's own sitemaps
+
+wp_time() { "${CURL[@]}" -o "$TMP/wp.xml" -w '%{time_total} %{http_code}' "$1"; }
+read -r wp_index_s _ < <(wp_time "$SITE/wp-sitemap.xml")
+wp_posts_files=$(grep -o 'wp-sitemap-posts-post-[0-9]*\.xml' "$TMP/wp.xml" | sort -u | wc -l)
+read -r wp_first_s _ < <(wp_time "$SITE/wp-sitemap-posts-post-1.xml")
+read -r wp_last_s wp_last_status < <(wp_time "$SITE/wp-sitemap-posts-post-$wp_posts_files.xml")
+wp_full="(WP_FULL=1 to crawl)"
+if [ "${WP_FULL:-}" = 1 ]; then
+  t=$(now)
+  wp_bytes=0
+  for n in $(seq 1 "$wp_posts_files"); do
+    b=$("${CURL[@]}" -o /dev/null -w '%{size_download}' "$SITE/wp-sitemap-posts-post-$n.xml")
+    wp_bytes=$((wp_bytes + b))
+  done
+  wp_full="$(since "$t") s, $wp_bytes bytes"
+fi
+
+cat <<EOF
+
+WordPress ($POSTS posts, $(echo 'SELECT VERSION()' | sql), buffer pool $(echo 'SELECT @@innodb_buffer_pool_size DIV 1048576' | sql) MiB), the guide's view sitemap_wp
+sitemapd                                      $($BIN --version 2>/dev/null || echo sitemapd)
+  index answers 200 after first start         $first_index s
+  files                                       ${#FILES[@]}
+  cold crawl, gzip                            $cold_s s, $cold_503 x 503, $cold_bytes bytes
+  second crawl                                $warm_s s, $warm_503 x 503
+  a post updated through SQL shows after      ${shown:-never} s (SITEMAP_REFRESH_SECS=$REFRESH)
+  database CPU per idle refresh               $idle_cpu s
+  statement timeouts in the log               $timeouts
+  peak RSS                                    $rss MiB
+WordPress core's sitemaps
+  /wp-sitemap.xml                             $wp_index_s s
+  posts files                                 $wp_posts_files
+  first posts page                            $wp_first_s s
+  last posts page                             $wp_last_s s ($wp_last_status)
+  every posts page                            $wp_full
+EOF
+[ -n "$shown" ] && [ "$timeouts" = 0 ] && [ "$cold_503" = 0 ]

@@ -1,0 +1,66 @@
+//! Refreshes that read nothing: before a periodic sweep summarises a view's files (a pass over
+//! every row), the database's own record of the last change to the tables behind it is read
+//! (see [`crate::store::SourceStamp`]); when it is where the last completed sweep left it,
+//! nothing changed and the sweep ends there. Once an hour the files are summarised anyway, for
+//! what no table write shows (a view that reads the clock).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::store::{SourceStamp, Store};
+
+/// The longest a view's files go unsummarised, whatever the stamps say.
+const SUMMARISE_AT_LEAST_EVERY: Duration = Duration::from_secs(3600);
+
+/// The stamp the last completed sweep started from, and when files were last summarised.
+#[derive(Default)]
+pub(super) struct Quiet {
+    last: Mutex<Option<(SourceStamp, Instant)>>,
+}
+
+/// What a sweep found before reading: the stamp it starts from, and whether that is reason
+/// enough to read nothing.
+pub(super) struct Look {
+    stamp: Option<SourceStamp>,
+    pub(super) nothing_changed: bool,
+}
+
+impl Quiet {
+    /// Reads the source's stamp. A stamp the server cannot give (or an error reading it)
+    /// means: read as before.
+    pub(super) async fn look(&self, store: &Store) -> Look {
+        let stamp = match store.source_stamp().await {
+            Ok(stamp) => stamp,
+            Err(e) => {
+                tracing::debug!(error = %crate::error::Chain(&e), "cannot read the source's change stamp");
+                None
+            }
+        };
+        let nothing_changed = match (&stamp, *lock(&self.last)) {
+            (Some(now), Some((earlier, summarised))) => {
+                now.unchanged_since(&earlier) && summarised.elapsed() < SUMMARISE_AT_LEAST_EVERY
+            }
+            _ => false,
+        };
+        Look {
+            stamp,
+            nothing_changed,
+        }
+    }
+
+    /// A sweep that started from `look` completed: its stamp is where the files now are.
+    pub(super) fn completed(&self, look: &Look) {
+        let mut last = lock(&self.last);
+        *last = match (look.stamp, look.nothing_changed, *last) {
+            (_, true, last) => last,
+            (Some(stamp), false, _) => Some((stamp, Instant::now())),
+            (None, false, _) => None,
+        };
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
