@@ -361,6 +361,11 @@ impl Sweeper {
             // A summary cannot see articles age out of the window.
             return Ok(None);
         }
+        if self.group.readiness() == Readiness::FirstSweep {
+            // Nothing to compare with, and one file holding every id: its summary would be one
+            // statement over the whole source.
+            return Ok(None);
+        }
         let Some(summaries) = self
             .group
             .store
