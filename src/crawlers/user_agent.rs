@@ -108,15 +108,18 @@ impl Place {
     /// digit, `/`, `.`, `@`, `+`, `-` …: inside a URL, an address or a longer word).
     fn of(text: &[u8], start: usize, depth: usize) -> Option<Place> {
         let before = &text[..start];
-        match before.iter().rev().find(|&&b| b != b' ') {
+        // Most bytes follow a letter, a digit or punctuation: no product starts there.
+        match before.last() {
             None => return Some(Place::ItemStart),
             Some(b) if ITEM_START.contains(b) => return Some(Place::ItemStart),
-            _ => {}
+            Some(b' ') => {}
+            Some(_) => return None,
         }
-        match (before.last(), depth) {
-            (Some(b' '), 0) => Some(Place::Outside),
-            (Some(b' '), _) => Some(Place::InComment),
-            _ => None,
+        match before.iter().rev().find(|&&b| b != b' ') {
+            None => Some(Place::ItemStart),
+            Some(b) if ITEM_START.contains(b) => Some(Place::ItemStart),
+            _ if depth == 0 => Some(Place::Outside),
+            _ => Some(Place::InComment),
         }
     }
 
@@ -144,6 +147,26 @@ pub fn product_regex(patterns: &[String]) -> String {
         .collect::<Vec<_>>()
         .join("|");
     format!("(^|[(;]) *({names})([/;) ]|$)| ({names})/|^([^()]|\\([^()]*\\))* ({names})([ ;/]|$)")
+}
+
+/// [`product_regex`] over `patterns` cut into several expressions, each at most `limit` bytes
+/// where a single pattern allows it, that together match what the one would: nginx refuses a
+/// configuration parameter over 4 KiB, and a registry's worth of names is longer.
+pub fn product_regexes(patterns: &[String], limit: usize) -> Vec<String> {
+    let mut regexes = Vec::new();
+    let mut chunk: Vec<String> = Vec::new();
+    for pattern in patterns {
+        chunk.push(pattern.clone());
+        if chunk.len() > 1 && product_regex(&chunk).len() > limit {
+            let last = chunk.pop().expect("just pushed");
+            regexes.push(product_regex(&chunk));
+            chunk = vec![last];
+        }
+    }
+    if !chunk.is_empty() {
+        regexes.push(product_regex(&chunk));
+    }
+    regexes
 }
 
 /// A pattern as a regular expression literal (PCRE and RE2 alike), lowercase.

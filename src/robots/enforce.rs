@@ -13,7 +13,10 @@
 //! verified identity is the status page's business).
 
 use crate::crawlers::registry::Registry;
-use crate::crawlers::user_agent::product_regex;
+use crate::crawlers::user_agent::{product_regex, product_regexes};
+
+/// The longest regular expression a snippet line carries (nginx refuses a parameter over 4 KiB).
+const REGEX_LINE_BYTES: usize = 3000;
 use crate::files::ROBOTS_PATH;
 
 use super::policy::{Policy, PolicyError};
@@ -123,17 +126,11 @@ fn nginx(out: &mut String, blocked: &Blocked) {
          # and run nginx -t && nginx -s reload.\n",
     );
     out.push_str("map $http_user_agent $sitemapd_refused_agent {\n    default 0;\n");
-    if !blocked.exceptions.is_empty() {
-        out.push_str(&format!(
-            "    \"~*{}\" 0;\n",
-            nginx_quote(&product_regex(&blocked.exceptions))
-        ));
-    }
-    if !blocked.patterns.is_empty() {
-        out.push_str(&format!(
-            "    \"~*{}\" 1;\n",
-            nginx_quote(&product_regex(&blocked.patterns))
-        ));
+    // The first expression that matches decides: the allowed crawlers' come first.
+    for (patterns, refused) in [(&blocked.exceptions, 0), (&blocked.patterns, 1)] {
+        for regex in product_regexes(patterns, REGEX_LINE_BYTES) {
+            out.push_str(&format!("    \"~*{}\" {refused};\n", nginx_quote(&regex)));
+        }
     }
     out.push_str("}\n");
     out.push_str(&format!(
@@ -161,16 +158,21 @@ fn apache(out: &mut String, blocked: &Blocked) {
         "RewriteCond %{{REQUEST_URI}} !^{}$\n",
         ROBOTS_PATH.replace('.', "\\.")
     ));
-    if !blocked.exceptions.is_empty() {
+    // None of the allowed crawlers' expressions, and one of the refused crawlers'.
+    for regex in product_regexes(&blocked.exceptions, REGEX_LINE_BYTES) {
         out.push_str(&format!(
             "RewriteCond %{{HTTP_USER_AGENT}} \"!{}\" [NC]\n",
-            apache_quote(&product_regex(&blocked.exceptions))
+            apache_quote(&regex)
         ));
     }
-    out.push_str(&format!(
-        "RewriteCond %{{HTTP_USER_AGENT}} \"{}\" [NC]\n",
-        apache_quote(&product_regex(&blocked.patterns))
-    ));
+    let refused = product_regexes(&blocked.patterns, REGEX_LINE_BYTES);
+    for (i, regex) in refused.iter().enumerate() {
+        let flags = if i + 1 < refused.len() { "NC,OR" } else { "NC" };
+        out.push_str(&format!(
+            "RewriteCond %{{HTTP_USER_AGENT}} \"{}\" [{flags}]\n",
+            apache_quote(regex)
+        ));
+    }
     out.push_str("RewriteRule ^ - [F]\n");
 }
 
@@ -256,6 +258,21 @@ purpose = "ai-training"
         let found = blocked_by("search=disallow");
         assert_eq!(found.patterns, ["Googlebot"]);
         assert_eq!(found.exceptions, ["Googlebot-Image", "GPTBot", "odd.bot+x"]);
+    }
+
+    #[test]
+    fn no_snippet_line_is_longer_than_nginx_takes() {
+        let registry = Registry::builtin();
+        let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
+        let found = blocked(Some(&policy), &registry).unwrap();
+        for server in [Server::Nginx, Server::Apache] {
+            let text = snippet(server, &found, Some(&policy));
+            let regex_lines = text.lines().filter(|l| l.contains("(^|[(;])")).count();
+            assert!(regex_lines > 2, "the names are spread over lines: {text}");
+            for line in text.lines() {
+                assert!(line.len() < 4000, "{} bytes: {line}", line.len());
+            }
+        }
     }
 
     #[test]

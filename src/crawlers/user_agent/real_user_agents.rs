@@ -3,10 +3,10 @@
 //! against the regular expression the web servers in front are given.
 
 use crate::crawlers::registry::Registry;
-use crate::crawlers::user_agent::product_regex;
+use crate::crawlers::user_agent::{product_regex, product_regexes};
 
 /// (User-Agent, the crawler it names). Each group cites the page the strings are copied from.
-const NAMED: &[(&str, &str)] = &[
+pub(super) const NAMED: &[(&str, &str)] = &[
     // https://developers.google.com/crawling/docs/crawlers-fetchers/google-common-crawlers
     ("Googlebot/2.1 (+http://www.google.com/bot.html)", "Googlebot"),
     ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot"),
@@ -238,7 +238,7 @@ const NAMED: &[(&str, &str)] = &[
 
 /// Strings that name no registry crawler: browsers, tools, a token that never fetches, and
 /// crawler words inside URLs, addresses, longer names and comment text.
-const NAMELESS: &[&str] = &[
+pub(super) const NAMELESS: &[&str] = &[
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) \
      Chrome/124.0.0.0 Safari/537.36",
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0",
@@ -328,5 +328,40 @@ fn the_web_servers_regex_finds_a_crawler_exactly_where_the_classifier_does() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn the_regex_cut_into_short_ones_matches_what_the_whole_one_does() {
+    let registry = Registry::builtin();
+    let patterns: Vec<String> = registry
+        .crawlers()
+        .iter()
+        .flat_map(|c| c.user_agent.iter().cloned())
+        .collect();
+    let build = |regex: &str| {
+        regex::RegexBuilder::new(regex)
+            .case_insensitive(true)
+            .size_limit(1 << 26)
+            .build()
+            .unwrap()
+    };
+    let whole = build(&product_regex(&patterns));
+    let parts: Vec<regex::Regex> = product_regexes(&patterns, 3000)
+        .iter()
+        .inspect(|r| assert!(r.len() <= 3000, "{} bytes", r.len()))
+        .map(|r| build(r))
+        .collect();
+    assert!(parts.len() > 1);
+    let strings = NAMED
+        .iter()
+        .map(|(ua, _)| *ua)
+        .chain(NAMELESS.iter().copied());
+    for user_agent in strings {
+        assert_eq!(
+            parts.iter().any(|r| r.is_match(user_agent)),
+            whole.is_match(user_agent),
+            "{user_agent}"
+        );
     }
 }
