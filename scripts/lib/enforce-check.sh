@@ -9,6 +9,10 @@
 GPTBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)'
 GOOGLEBOT_UA='Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 CHATGPT_USER_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot'
+# As OpenAI documents them (developers.openai.com/api/docs/bots): the ad checker (purpose other)
+# names openai.com only in its URL; GPTBot's current string puts the product after "); ".
+OAI_ADSBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot'
+GPTBOT_13_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot'
 ENFORCE_PID=
 
 # enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow, into FILE.
@@ -37,6 +41,14 @@ enforce_requests() {
   check "enforce ($FRONT): ChatGPT-User (ai-user, allowed) gets 200 though its string names openai.com (got $s)" eq "$s" 200
   s=$(fetch enf_word GET "$url/" -A "Mozilla/5.0 (compatible; NotGPTBotter/1.0)")
   check "enforce ($FRONT): a longer word holding GPTBot is not GPTBot (got $s)" eq "$s" 200
+  s=$(fetch enf_adsbot GET "$url/" -A "$OAI_ADSBOT_UA")
+  check "enforce ($FRONT): OAI-AdsBot (other, allowed) gets 200 though its URL names openai.com (got $s)" eq "$s" 200
+  s=$(fetch enf_adsbot_short GET "$url/" -A "Mozilla/5.0 (compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot)")
+  check "enforce ($FRONT): OAI-AdsBot's short string gets 200 too (got $s)" eq "$s" 200
+  s=$(fetch enf_gpt13 GET "$url/" -A "$GPTBOT_13_UA")
+  check "enforce ($FRONT): GPTBot/1.3's real User-Agent gets 403 (got $s)" eq "$s" 403
+  s=$(fetch enf_url GET "$url/" -A "Mozilla/5.0 (compatible; LinkChecker/1.0; +https://example.com/gptbot)")
+  check "enforce ($FRONT): GPTBot in a URL names no crawler (got $s)" eq "$s" 200
 }
 
 # enforce_start URL COMMAND...: the server with the snippet, until URL answers.

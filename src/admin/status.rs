@@ -79,6 +79,10 @@ pub struct SiteStatus {
     /// Crawl log: fetches robots.txt disallowed, per crawler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub robots_violations: Option<Vec<crate::crawllog::report::Violations>>,
+    /// Crawl log: the same fetches by crawlers that ignore robots.txt by design (a person's
+    /// fetch, `obeys_robots = false`): exempt, never violations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub robots_exempt: Option<Vec<crate::crawllog::report::Violations>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -275,6 +279,7 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
         }),
         outside_sitemaps: None,
         robots_violations: None,
+        robots_exempt: None,
     }
 }
 
@@ -283,6 +288,7 @@ fn attach_crawl_log(sites: &mut [SiteStatus], report: &crate::crawllog::report::
     for (status, crawls) in sites.iter_mut().zip(&report.sites) {
         status.outside_sitemaps = Some(crawls.outside_sitemaps.clone());
         status.robots_violations = Some(crawls.robots_violations.clone());
+        status.robots_exempt = Some(crawls.robots_exempt.clone());
         for (group, crawls) in status.groups.iter_mut().zip(&crawls.groups) {
             group.crawl_log = Some(crawls.crawl_log.clone());
         }

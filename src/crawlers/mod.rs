@@ -20,6 +20,7 @@
 mod recent;
 pub mod registry;
 mod trust;
+pub mod user_agent;
 
 pub use registry::{CrawlerId, CrawlerInfo, Purpose, Registry, RegistryError};
 pub use trust::Trust;

@@ -2,7 +2,8 @@
 //!
 //! Classification is the crawler registry's ([`Registry::classify`]); crawlers it marks
 //! purpose `search` get coverage, recrawl and freshness, from the fetches its verdict
-//! ([`crate::crawlers::Trust::counts_as_own`]) lets count.
+//! ([`crate::crawlers::Trust::counts_as_own`]) lets count. Crawlers whose operators document that
+//! they ignore robots.txt (`obeys_robots = false`) are exempt from the compliance report.
 
 use std::sync::Arc;
 
@@ -48,6 +49,15 @@ impl Crawlers {
     pub fn classify(&self, user_agent: &str) -> Option<Known> {
         let id = self.registry.classify(user_agent)?;
         self.known.get(id.index()).cloned()
+    }
+
+    /// Whether the crawler named `name` is one whose operator documents that it ignores robots.txt
+    /// (`obeys_robots = false`, e.g. fetches a person asked for): its fetches of disallowed paths
+    /// are exempt, not violations. A name the registry does not know is not exempt.
+    pub fn exempt_from_robots(&self, name: &str) -> bool {
+        self.registry
+            .by_name(name)
+            .is_some_and(|id| !self.registry.get(id).obeys_robots)
     }
 
     /// The search crawlers that fetch, in registry order.

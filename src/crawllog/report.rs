@@ -1,5 +1,7 @@
 //! The crawl log's report, per site and group: coverage over 30 days, URLs waiting for a
-//! recrawl, freshness, paths outside the sitemaps and robots.txt violations. Computed in SQL
+//! recrawl, freshness, paths outside the sitemaps and robots.txt violations (apart from them, the
+//! same fetches by crawlers whose operators document that they ignore robots.txt, such as fetches
+//! a person asked for: exempt, never violations). Computed in SQL
 //! (indexed counts, one join with each group's source) in the background and kept as a
 //! summary: the status page and `/status.json` read the last one, never the database. It is
 //! remade after a pause of ten times its own cost, from 2 seconds to 10 minutes: a small site's
@@ -49,6 +51,9 @@ pub struct SiteCrawls {
     pub groups: Vec<GroupCrawls>,
     pub outside_sitemaps: Vec<OutsidePath>,
     pub robots_violations: Vec<Violations>,
+    /// Fetches of disallowed paths by crawlers with `obeys_robots = false` (a person's fetch):
+    /// counted like violations, but they are none.
+    pub robots_exempt: Vec<Violations>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -256,11 +261,15 @@ impl Reporter {
                 }
             }
         }
+        let (exempt, violations): (Vec<Violations>, Vec<Violations>) = violations
+            .into_values()
+            .partition(|v| self.crawlers.exempt_from_robots(&v.crawler));
         Ok(SiteCrawls {
             base_url: site.key.clone(),
             groups,
             outside_sitemaps: outside,
-            robots_violations: violations.into_values().collect(),
+            robots_violations: violations,
+            robots_exempt: exempt,
         })
     }
 

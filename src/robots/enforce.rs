@@ -2,15 +2,21 @@
 //! answers 403 to requests whose User-Agent names a crawler the policy disallows on `/`, never
 //! for `/robots.txt` (a crawler must be able to read why).
 //!
-//! A User-Agent names a crawler when one of the registry's `user_agent` patterns for it appears
-//! as a whole word (bounded by anything but a letter or digit), ignoring case: the registry's
-//! own rule. A User-Agent that names an allowed crawler too is let through (the registry takes
-//! the longest word: `Googlebot-Image` holds `Googlebot`, ChatGPT-User's string holds
-//! `openai`), so a crawler the policy allows is never refused. robots.txt is a request; this is for
+//! A User-Agent names a crawler when one of the registry's `user_agent` patterns for it stands as
+//! a product (a `name/version`, a comment item's first word, never a word of a URL, an address or
+//! comment text), ignoring case: the registry's own rule, written as a regular expression by
+//! [`product_regex`]. So `Mozilla/5.0 (compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot)`
+//! is OAI-AdsBot's, whatever the policy says of OpenAI's other crawlers. A User-Agent that names
+//! an allowed crawler too is let through, so a crawler the policy allows is never refused.
+//! robots.txt is a request; this is for
 //! crawlers that do not honour it (and nothing stops a crawler from sending another User-Agent:
 //! verified identity is the status page's business).
 
 use crate::crawlers::registry::Registry;
+use crate::crawlers::user_agent::{product_regex, product_regexes};
+
+/// The longest regular expression a snippet line carries (nginx refuses a parameter over 4 KiB).
+const REGEX_LINE_BYTES: usize = 3000;
 use crate::files::ROBOTS_PATH;
 
 use super::policy::{Policy, PolicyError};
@@ -76,9 +82,8 @@ pub fn blocked(policy: Option<&Policy>, registry: &Registry) -> Result<Blocked, 
             }
         }
     }
-    // The registry names a User-Agent by its longest word: a request naming an allowed crawler
-    // (`ChatGPT-User … +https://openai.com/bot`, `Googlebot-Image`) is let through even when it
-    // also holds a blocked word.
+    // The registry names a User-Agent by its longest product: a request naming an allowed crawler
+    // is let through even when another of its products is a blocked crawler's.
     if !blocked.patterns.is_empty() {
         for pattern in allowed {
             let known = |list: &[String]| list.iter().any(|p| p.eq_ignore_ascii_case(pattern));
@@ -88,30 +93,6 @@ pub fn blocked(policy: Option<&Policy>, registry: &Registry) -> Result<Blocked, 
         }
     }
     Ok(blocked)
-}
-
-/// `(^|[^a-z0-9])(gptbot|ccbot)([^a-z0-9]|$)`, for a case-insensitive match.
-fn word_regex(patterns: &[String]) -> String {
-    let alternatives: Vec<String> = patterns.iter().map(|p| escape(p)).collect();
-    format!(
-        "(^|[^A-Za-z0-9])({})([^A-Za-z0-9]|$)",
-        alternatives.join("|")
-    )
-}
-
-/// A pattern as a regular expression literal (PCRE and RE2 alike), lowercase.
-fn escape(pattern: &str) -> String {
-    let mut out = String::new();
-    for c in pattern.to_ascii_lowercase().chars() {
-        if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '/' || c == ' ' {
-            out.push(c);
-        } else if c.is_ascii() && !c.is_ascii_control() {
-            out.push('\\');
-            out.push(c);
-        }
-        // Anything else cannot be in a User-Agent header as the server sees it.
-    }
-    out
 }
 
 /// The snippet for `server`, with how to include it.
@@ -145,17 +126,11 @@ fn nginx(out: &mut String, blocked: &Blocked) {
          # and run nginx -t && nginx -s reload.\n",
     );
     out.push_str("map $http_user_agent $sitemapd_refused_agent {\n    default 0;\n");
-    if !blocked.exceptions.is_empty() {
-        out.push_str(&format!(
-            "    \"~*{}\" 0;\n",
-            nginx_quote(&word_regex(&blocked.exceptions))
-        ));
-    }
-    if !blocked.patterns.is_empty() {
-        out.push_str(&format!(
-            "    \"~*{}\" 1;\n",
-            nginx_quote(&word_regex(&blocked.patterns))
-        ));
+    // The first expression that matches decides: the allowed crawlers' come first.
+    for (patterns, refused) in [(&blocked.exceptions, 0), (&blocked.patterns, 1)] {
+        for regex in product_regexes(patterns, REGEX_LINE_BYTES) {
+            out.push_str(&format!("    \"~*{}\" {refused};\n", nginx_quote(&regex)));
+        }
     }
     out.push_str("}\n");
     out.push_str(&format!(
@@ -183,16 +158,21 @@ fn apache(out: &mut String, blocked: &Blocked) {
         "RewriteCond %{{REQUEST_URI}} !^{}$\n",
         ROBOTS_PATH.replace('.', "\\.")
     ));
-    if !blocked.exceptions.is_empty() {
+    // None of the allowed crawlers' expressions, and one of the refused crawlers'.
+    for regex in product_regexes(&blocked.exceptions, REGEX_LINE_BYTES) {
         out.push_str(&format!(
             "RewriteCond %{{HTTP_USER_AGENT}} \"!{}\" [NC]\n",
-            apache_quote(&word_regex(&blocked.exceptions))
+            apache_quote(&regex)
         ));
     }
-    out.push_str(&format!(
-        "RewriteCond %{{HTTP_USER_AGENT}} \"{}\" [NC]\n",
-        apache_quote(&word_regex(&blocked.patterns))
-    ));
+    let refused = product_regexes(&blocked.patterns, REGEX_LINE_BYTES);
+    for (i, regex) in refused.iter().enumerate() {
+        let flags = if i + 1 < refused.len() { "NC,OR" } else { "NC" };
+        out.push_str(&format!(
+            "RewriteCond %{{HTTP_USER_AGENT}} \"{}\" [{flags}]\n",
+            apache_quote(regex)
+        ));
+    }
     out.push_str("RewriteRule ^ - [F]\n");
 }
 
@@ -214,12 +194,12 @@ fn caddy(out: &mut String, blocked: &Blocked) {
     out.push_str("@sitemapd_refused {\n");
     out.push_str(&format!(
         "\theader_regexp sitemapd_refused User-Agent `(?i){}`\n",
-        word_regex(&blocked.patterns)
+        product_regex(&blocked.patterns)
     ));
     if !blocked.exceptions.is_empty() {
         out.push_str(&format!(
             "\tnot header_regexp sitemapd_allowed User-Agent `(?i){}`\n",
-            word_regex(&blocked.exceptions)
+            product_regex(&blocked.exceptions)
         ));
     }
     out.push_str(&format!("\tnot path {ROBOTS_PATH}\n}}\n"));
@@ -281,14 +261,18 @@ purpose = "ai-training"
     }
 
     #[test]
-    fn regexes_are_word_bounded_and_escaped() {
-        let regex = word_regex(&["GPTBot".into(), "odd.bot (x)".into()]);
-        assert_eq!(
-            regex,
-            "(^|[^A-Za-z0-9])(gptbot|odd\\.bot \\(x\\))([^A-Za-z0-9]|$)"
-        );
-        let regex = word_regex(&["odd.bot+x".into()]);
-        assert_eq!(regex, "(^|[^A-Za-z0-9])(odd\\.bot\\+x)([^A-Za-z0-9]|$)");
+    fn no_snippet_line_is_longer_than_nginx_takes() {
+        let registry = Registry::builtin();
+        let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
+        let found = blocked(Some(&policy), &registry).unwrap();
+        for server in [Server::Nginx, Server::Apache] {
+            let text = snippet(server, &found, Some(&policy));
+            let regex_lines = text.lines().filter(|l| l.contains("(^|[(;])")).count();
+            assert!(regex_lines > 2, "the names are spread over lines: {text}");
+            for line in text.lines() {
+                assert!(line.len() < 4000, "{} bytes: {line}", line.len());
+            }
+        }
     }
 
     #[test]
@@ -300,7 +284,7 @@ purpose = "ai-training"
         assert!(nginx.contains("if ($sitemapd_refused) { return 403; }"));
         let apache = snippet(Server::Apache, &found, Some(&policy));
         assert!(apache.contains("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n"));
-        assert!(apache.contains("RewriteCond %{HTTP_USER_AGENT} \"!(^|[^A-Za-z0-9])(googlebot|"));
+        assert!(apache.contains("RewriteCond %{HTTP_USER_AGENT} \"!(^|[(;]) *(googlebot|"));
         assert!(apache.ends_with("RewriteRule ^ - [F]\n"));
         let caddy = snippet(Server::Caddy, &found, Some(&policy));
         assert!(caddy.contains("\tnot path /robots.txt\n"));

@@ -10,6 +10,7 @@ mod caching;
 mod cli;
 mod cms_views;
 mod connections;
+mod crawl_exempt;
 mod crawl_join;
 mod crawl_log;
 mod crawl_log_fronts;

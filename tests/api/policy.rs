@@ -308,3 +308,56 @@ fn enforce_prints_a_snippet_per_server() {
     let (code, _, stderr) = sitemapd(&vars, &["robots", "enforce", "iis"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// OpenAI's ad checker names openai.com only in its URL: with AI training closed, the tester and
+/// the enforcement snippet take it for OAI-AdsBot (allowed), never for OpenAI's training crawler;
+/// Diffbot-User is not Diffbot.
+#[test]
+fn a_user_agent_is_the_crawler_its_products_name() {
+    let vars = [("ROBOTS_POLICY", "ai-training=disallow")];
+    for (user_agent, named, allowed) in [
+        (
+            "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-AdsBot/1.0; \
+             +https://openai.com/adsbot",
+            "for OAI-AdsBot",
+            true,
+        ),
+        (
+            "Mozilla/5.0 (compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot)",
+            "for OAI-AdsBot",
+            true,
+        ),
+        ("Diffbot-User/1.0", "for Diffbot-User", true),
+        (
+            "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; \
+             +https://openai.com/gptbot",
+            "for GPTBot",
+            false,
+        ),
+    ] {
+        let (code, stdout, stderr) = sitemapd(
+            &vars,
+            &["robots", "test", "/page", "--user-agent", user_agent],
+        );
+        assert_eq!(
+            code,
+            if allowed { 0 } else { 1 },
+            "{user_agent}: {stdout}{stderr}"
+        );
+        assert!(stdout.contains(named), "{user_agent}: {stdout}");
+    }
+    let (code, stdout, stderr) = sitemapd(&vars, &["robots", "enforce", "nginx"]);
+    assert_eq!(code, 0, "{stderr}");
+    let refused = stdout
+        .lines()
+        .find(|l| l.starts_with("# except /robots.txt. Crawlers:"))
+        .unwrap_or_else(|| panic!("the refused crawlers' line in {stdout}"));
+    assert!(
+        refused.contains(" GPTBot,") && refused.contains(" OpenAI,"),
+        "{refused}"
+    );
+    assert!(
+        !refused.contains("OAI-AdsBot") && !refused.contains("Diffbot-User"),
+        "{refused}"
+    );
+}

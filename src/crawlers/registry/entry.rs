@@ -1,0 +1,175 @@
+//! One `[[crawler]]` entry of a registry file: its fields as written and the checks that turn
+//! them into a [`CrawlerInfo`], or say what is wrong with it.
+
+use serde::Deserialize;
+
+use super::{one_line, CrawlerInfo, Purpose};
+
+/// One `[[crawler]]` as written, before its values are checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCrawler {
+    name: String,
+    tokens: Vec<String>,
+    /// Absent: the tokens. `[]`: never fetches.
+    user_agent: Option<Vec<String>>,
+    #[serde(default)]
+    operator: String,
+    purpose: String,
+    #[serde(default)]
+    verify_dns: Vec<String>,
+    #[serde(default)]
+    verify_ranges: Vec<String>,
+    #[serde(default)]
+    signature_agent: Vec<String>,
+    obeys_robots: Option<bool>,
+    #[serde(default)]
+    docs: Vec<String>,
+}
+
+/// One entry's values, checked: what is wrong with it otherwise.
+pub(super) fn check_entry(table: toml::Table) -> Result<CrawlerInfo, String> {
+    for key in ["name", "tokens", "purpose"] {
+        if !table.contains_key(key) {
+            return Err(format!("missing `{key}`"));
+        }
+    }
+    let raw: RawCrawler = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| one_line(e.message()))?;
+    let purpose = Purpose::parse(raw.purpose.trim()).ok_or_else(|| {
+        format!(
+            "unknown purpose {:?} (expected one of {})",
+            raw.purpose,
+            Purpose::ALL.map(Purpose::as_str).join(", ")
+        )
+    })?;
+    let name = raw.name.trim().to_string();
+    check_text("name", &name)?;
+    for token in &raw.tokens {
+        check_token(token)?;
+    }
+    let user_agent = raw.user_agent.unwrap_or_else(|| raw.tokens.clone());
+    for pattern in &user_agent {
+        check_pattern(pattern)?;
+    }
+    if raw.tokens.is_empty() && user_agent.is_empty() {
+        return Err("neither `tokens` nor `user_agent` names it".into());
+    }
+    let verify_dns = raw
+        .verify_dns
+        .iter()
+        .map(|suffix| check_dns_suffix(suffix))
+        .collect::<Result<_, _>>()?;
+    for url in &raw.verify_ranges {
+        check_ranges_url(url)?;
+    }
+    let signature_agent = raw
+        .signature_agent
+        .iter()
+        .map(|origin| check_signature_agent(origin))
+        .collect::<Result<_, _>>()?;
+    Ok(CrawlerInfo {
+        name,
+        tokens: raw.tokens,
+        user_agent,
+        operator: raw.operator.trim().to_string(),
+        purpose,
+        verify_dns,
+        verify_ranges: raw.verify_ranges,
+        signature_agent,
+        obeys_robots: raw.obeys_robots.unwrap_or(true),
+        docs: raw.docs,
+    })
+}
+
+fn check_text(what: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("`{what}` is empty"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("`{what}` {value:?} has a control character"));
+    }
+    Ok(())
+}
+
+/// A token goes into a `User-agent:` line: an RFC 9309 product token (letters, `-` and `_`), with
+/// the digits real tokens carry (`MJ12bot`, `360Spider`).
+fn check_token(token: &str) -> Result<(), String> {
+    check_text("tokens", token)?;
+    if !token.bytes().all(is_token_byte) {
+        return Err(format!(
+            "token {token:?} is not a robots.txt product token (letters, digits, \"-\" and \"_\")"
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// Patterns are matched as products (see `crate::crawlers::user_agent`), so they start and end with
+/// a letter or digit.
+fn check_pattern(pattern: &str) -> Result<(), String> {
+    check_text("user_agent", pattern)?;
+    let bytes = pattern.as_bytes();
+    if !(bytes[0].is_ascii_alphanumeric() && bytes[bytes.len() - 1].is_ascii_alphanumeric()) {
+        return Err(format!(
+            "user_agent pattern {pattern:?} must start and end with a letter or digit"
+        ));
+    }
+    Ok(())
+}
+
+/// A Web Bot Auth signer's origin: `https://host[:port]`, or `http://` on a loopback address (for
+/// tests); no path, query or credentials. Returned as the origin serialises (`https://chatgpt.com`).
+fn check_signature_agent(origin: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("signature_agent {origin:?} {why}");
+    let url = url::Url::parse(origin.trim()).map_err(|_| bad("is not a URL"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => return Err(bad("has no host")),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => {
+            return Err(bad(
+                "must be an https:// origin (http:// only on a loopback address)",
+            ))
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("must not carry credentials"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("must be an origin, with no path or query"));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+fn check_dns_suffix(suffix: &str) -> Result<String, String> {
+    let suffix = suffix.trim().trim_start_matches('.').to_ascii_lowercase();
+    let valid = !suffix.is_empty()
+        && suffix.contains('.')
+        && suffix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    if valid {
+        Ok(suffix)
+    } else {
+        Err(format!(
+            "verify_dns {suffix:?} is not a domain name such as \"googlebot.com\""
+        ))
+    }
+}
+
+fn check_ranges_url(url: &str) -> Result<(), String> {
+    match url::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => Ok(()),
+        _ => Err(format!("verify_ranges {url:?} is not an http or https URL")),
+    }
+}
