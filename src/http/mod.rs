@@ -30,6 +30,7 @@ use crate::answer::Accepts;
 use crate::crawlers::Trust;
 use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
+use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
@@ -222,24 +223,21 @@ impl App {
         }
     }
 
-    /// `/readyz`: 503 while the database is away, a group's source cannot be read (a dropped
+    /// `/readyz`: 503 while the database is away or gives no answer within
+    /// [`crate::site::sources::DATABASE_WAIT`], a group's source cannot be read (a dropped
     /// view) or a site's first sweep is under way; 200
     /// once every site serves files, saying whether stored ones are still being verified.
     async fn readiness(&self) -> Response {
-        if let Err(e) = self.site().first().store.ready().await {
-            self.metrics.database_errors.inc();
-            return HttpError::NotReady(e).into_response();
+        match self.sources.database(&self.site().first().store).await {
+            Ok(()) => {}
+            Err(DatabaseNotReady::Store(e)) => {
+                self.metrics.database_errors.inc();
+                return HttpError::NotReady(e).into_response();
+            }
+            Err(unanswered) => return not_ready(&unanswered.to_string()),
         }
         if let Err(reason) = self.sources.readable(&self.sites).await {
-            let mut response = (
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("not ready: {reason}\n"),
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return response;
+            return not_ready(&reason);
         }
         let least = self.sites.iter().map(|site| site.readiness()).min();
         match least.unwrap_or(Readiness::Current) {
@@ -345,6 +343,19 @@ impl App {
                 .insert("x-robots-tag", HeaderValue::from_static(tag));
         }
     }
+}
+
+/// `/readyz`'s `503` saying why, to be asked again in a few seconds.
+fn not_ready(reason: &str) -> Response {
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("not ready: {reason}\n"),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// A body that sends nothing, for HEAD: its length header, when known, is left as it is.
