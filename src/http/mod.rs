@@ -27,7 +27,7 @@ use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
 use crate::answer::Accepts;
-use crate::crawlers::Trust;
+use crate::crawlers::{Fetch, Trust};
 use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::sources::DatabaseNotReady;
@@ -84,7 +84,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let mut response = response.unwrap_or_else(IntoResponse::into_response);
     app.finish(route, &mut response);
     if let (Some(site), Some(Route::File(file))) = (&logged_site, route) {
-        app.record_crawler(site, file, &request, response.status().as_u16());
+        app.record_crawler(site, file, &request, &response);
     }
     let log = AccessLog {
         method,
@@ -282,24 +282,30 @@ impl App {
     }
 
     /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent and
-    /// what its client address proves (now, or once verification decides: never waited for).
-    fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, status: u16) {
+    /// what its client address proves (now, or once verification decides: never waited for),
+    /// with the version of the file its ETag names.
+    fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, response: &Response) {
         let Some(name) = ledger::ledger_name(site, file) else {
             return;
         };
+        let status = response.status().as_u16();
+        let etag = response
+            .headers()
+            .get(header::ETAG)
+            .and_then(|v| v.to_str().ok());
+        let fetch = Fetch::of_etag(chrono::Utc::now().timestamp(), etag);
         let headers = request.headers();
         let crawler = self.ledger.classify(
             headers
                 .get(header::USER_AGENT)
                 .and_then(|v| v.to_str().ok()),
         );
-        let now = chrono::Utc::now().timestamp();
         let Some(crawler) = crawler else {
             // "other" is never verified.
             let trust = Trust::Unverified;
             return self
                 .ledger
-                .record(None, trust, &site.key, &name, status, now);
+                .record_fetch(None, trust, &site.key, &name, status, fetch);
         };
         // A request with no peer (served without the accept loop) proves nothing.
         let addr = request
@@ -311,11 +317,11 @@ impl App {
         if let Some(trust) = self.verifier.cached(crawler, addr) {
             return self
                 .ledger
-                .record(Some(crawler), trust, &site.key, &name, status, now);
+                .record_fetch(Some(crawler), trust, &site.key, &name, status, fetch);
         }
         let (ledger, site) = (self.ledger.clone(), site.clone());
         let waited = self.verifier.later(crawler, addr, move |trust| {
-            ledger.record(Some(crawler), trust, &site.key, &name, status, now)
+            ledger.record_fetch(Some(crawler), trust, &site.key, &name, status, fetch)
         });
         if !waited {
             self.ledger.metrics().verdicts_dropped.inc();
