@@ -93,6 +93,13 @@ impl Dialect for Postgres {
          THEN priority::text END AS priority_text"
     }
 
+    fn lastmod_type_query() -> Option<&'static str> {
+        Some(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+             WHERE attrelid = to_regclass($1) AND attname = 'lastmod' AND NOT attisdropped",
+        )
+    }
+
     fn tolerant_instant_key(column: &str) -> String {
         format!(
             "CASE WHEN pg_typeof({column}) IN ('text'::regtype, 'character varying'::regtype, \
