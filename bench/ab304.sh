@@ -29,8 +29,9 @@ REQUESTS=${AB_REQUESTS:-100000}
 RUNS=${AB_RUNS:-7}
 ADMIN=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 DB=sitemapd_bench_ab304
-PORT_A=18741
-PORT_B=18742
+# Below the ephemeral range, TCP and UDP free, two different ones (scripts/lib/ports.py).
+PORT_A=$(python3 "$HERE/../scripts/lib/ports.py")
+PORT_B=$(python3 "$HERE/../scripts/lib/ports.py" 1 --except "$PORT_A")
 UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/131.0.0.0 Safari/537.36'
 WORK=$(mktemp -d)
 PIDS=()

@@ -5,7 +5,7 @@ Every request goes to 127.0.0.1 only. Each subcommand prints one JSON object on 
 (except `freeport`, `dburl` and `wrk-parse`, which print plain values for bash, and `mycnf`,
 which writes a file).
 
-  freeport                      a free TCP port on 127.0.0.1
+  freeport                      a free port below the ephemeral range (scripts/lib/ports.py)
   dburl ADMIN_URL DBNAME        ADMIN_URL with its database name replaced by DBNAME
   mycnf MYSQL_URL FILE          writes FILE (mode 600), an option file for the mariadb/mysql
                                 client with the URL's host, port, user and password, over TCP
@@ -54,9 +54,10 @@ def get(c, path, headers=None):
 
 
 def freeport():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        print(s.getsockname()[1])
+    """Below the ephemeral range, TCP and UDP free (scripts/lib/ports.py)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "lib"))
+    from ports import free_port
+    print(free_port())
 
 
 def dburl(admin_url, name):

@@ -75,8 +75,11 @@ trap cleanup EXIT
 say() { echo "crawllog bench: $*" >&2; }
 mariadb_cli() { mariadb -h "${MYSQL_HOST%:*}" -P "${MYSQL_HOST##*:}" -u root -N -B "$@"; }
 out() { tee -a "$OUT"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_udp_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# Ports below the ephemeral range, TCP and UDP both free, never the same twice in a run
+# (scripts/lib/ports.py).
+export PORTS_LEDGER=$WORK/ports-handed-out
+free_port() { python3 "$HERE/../scripts/lib/ports.py"; }
+free_udp_port() { free_port; }
 metric() { curl -fsS "http://127.0.0.1:$HTTP_PORT/metrics" | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { printf "%d\n", s + 0 }'; }
 rss_kib() { awk -v k="$1" '$1 == k":" { print $2 }' "/proc/$SERVER_PID/status"; }
 

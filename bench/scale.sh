@@ -9,7 +9,8 @@
 # Environment: BENCH_DB (postgres, the default, or mariadb), BENCH_ADMIN_URL (default
 # postgres://postgres@127.0.0.1:5432/postgres), BENCH_MYSQL_URL (default
 # mysql://root@127.0.0.1:3306/), BENCH_SKIP_BUILD=1 (use the release binary already built, in
-# CARGO_TARGET_DIR when set), BENCH_RESEED=1 (seed the sitemapd_scale_<N> databases again).
+# CARGO_TARGET_DIR when set), BENCH_RESEED=1 (seed the sitemapd_scale_<N> databases again),
+# BENCH_ONLY=view (only the view step, three times, reporting the slowest).
 # Databases are kept between runs (seeding 10M rows takes minutes); drop sitemapd_scale_* when
 # done. Everything talks to 127.0.0.1 only; servers are stopped by their PID.
 set -euo pipefail

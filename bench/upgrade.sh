@@ -74,7 +74,7 @@ echo "upgrade.sh: A is '$va', B is '$vb'" >&2
 
 mkdir -p "$HERE/results"
 out="$HERE/results/results-upgrade-$(date -u +%Y-%m-%d-%H%M%S).md"
-python3 - "$out" <<'PY'
+PORTS_LIB=$ROOT/scripts/lib python3 - "$out" <<'PY'
 import http.client, json, os, re, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, time
 import urllib.parse
 
@@ -94,9 +94,10 @@ def log(*a):
 
 
 def freeport():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    """Below the ephemeral range, TCP and UDP free, never twice in a run (scripts/lib/ports.py)."""
+    sys.path.insert(0, os.environ["PORTS_LIB"])
+    from ports import free_port
+    return free_port()
 
 
 def psql(url, statement):

@@ -38,7 +38,10 @@ stop() {
 }
 trap stop EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# Ports below the ephemeral range, TCP and UDP both free, never the same twice in a run
+# (scripts/lib/ports.py).
+export PORTS_LEDGER=$WORK/ports-handed-out
+free_port() { python3 "$ROOT/scripts/lib/ports.py"; }
 
 # The addresses: 127.1.x.y, the even-numbered ones with records.
 python3 - "$ADDRS" "$WORK/dns.conf" <<'EOF'

@@ -29,7 +29,8 @@ DBS=${BENCH_DB:-postgres mariadb}
 PG_ADMIN=${BENCH_ADMIN_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 MY_ADMIN=${BENCH_MYSQL_URL:-mysql://root@127.0.0.1:3306}
 NAME=sitemapd_bench_writes
-PORT=${BENCH_PORT:-18731}
+# Below the ephemeral range, TCP and UDP free (scripts/lib/ports.py), unless BENCH_PORT says.
+PORT=${BENCH_PORT:-$(python3 "$ROOT/scripts/lib/ports.py")}
 
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 if [ -n "${BENCH_BIN:-}" ]; then

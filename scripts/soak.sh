@@ -24,7 +24,8 @@ BIN=${SITEMAPD_BIN:-${CARGO_TARGET_DIR:-target}/release/sitemapd}
 BIN=$(realpath "$BIN")
 ROOT=$PWD
 TMP=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# Below the ephemeral range, TCP and UDP free (scripts/lib/ports.py).
+PORT=$(python3 "$ROOT/scripts/lib/ports.py")
 ADDR=127.0.0.1:$PORT
 PIDS=()
 PGDB=

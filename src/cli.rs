@@ -114,7 +114,7 @@ pub fn run() -> i32 {
         return 2;
     }
     let config = match command {
-        Command::Demo => demo::with_status_page(config),
+        Command::Demo => demo::with_demo_settings(config),
         _ => config,
     };
     let _log_writer = init_tracing(config.log_format);

@@ -17,13 +17,23 @@ pub fn defaults() -> Defaults {
     }
 }
 
-/// The demo opens the status page too: on `ADMIN_BIND_ADDR` when it is set, else on the port
-/// after `BIND_ADDR`'s (none when `BIND_ADDR` asks for any port, or the last one). The status
-/// page shows what the public files leave out, so a `BIND_ADDR` on every interface
-/// (`0.0.0.0`, `::`) still gets it on localhost only.
-pub fn with_status_page(mut config: Config) -> Config {
+/// The demo's settings over the user's: the status page opens too, and crawlers are not
+/// verified.
+///
+/// The status page: on `ADMIN_BIND_ADDR` when it is set, else on the port after `BIND_ADDR`'s
+/// (none when `BIND_ADDR` asks for any port, or the last one). It shows what the public files
+/// leave out, so a `BIND_ADDR` on every interface (`0.0.0.0`, `::`) still gets it on localhost
+/// only.
+///
+/// Verification: off unless `CRAWLER_VERIFY` is set. Nothing a demo on localhost is asked comes
+/// from a crawler's published addresses, so fetching their lists (eleven URLs, which an offline
+/// machine cannot reach) would only print warnings before the addresses.
+pub fn with_demo_settings(mut config: Config) -> Config {
     if config.admin_addr.is_none() {
         config.admin_addr = port_after(config.bind_addr);
+    }
+    if std::env::var_os("CRAWLER_VERIFY").is_none() {
+        config.verify.on = false;
     }
     config
 }
@@ -136,7 +146,7 @@ mod tests {
     use crate::config::Vars;
 
     fn demo_config(vars: &[(&str, &str)]) -> Config {
-        with_status_page(
+        with_demo_settings(
             Config::from_vars(&Vars::from_pairs(vars.iter().copied()), &defaults()).unwrap(),
         )
     }
@@ -153,6 +163,15 @@ mod tests {
             ("ADMIN_BIND_ADDR", "127.0.0.1:9000"),
         ]);
         assert_eq!(config.admin_addr, Some("127.0.0.1:9000".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_demo_verifies_no_crawler_so_fetches_no_range_list() {
+        if std::env::var_os("CRAWLER_VERIFY").is_some() {
+            return; // The user's setting wins; nothing to check here.
+        }
+        let config = demo_config(&[("BIND_ADDR", "127.0.0.1:8080")]);
+        assert!(!config.verify.on);
     }
 
     #[test]

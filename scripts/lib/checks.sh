@@ -1,8 +1,9 @@
 # scripts/lib/checks.sh: what every check script shares (the front checks through
 # scripts/lib/front-check.sh, and scripts/wordpress-check.sh): PASS/FAIL bookkeeping, finding
 # and installing the tools, the sitemapd binary, stopping the processes started here by PID,
-# free loopback ports, and waiting for a URL. The caller sets FRONT (its name, for messages) and
-# ROOT (the checkout) before sourcing it, and TMP (its temporary directory) before installing.
+# free ports (scripts/lib/ports.py), and waiting for a URL. The caller sets FRONT (its name, for
+# messages) and ROOT (the checkout) before sourcing it, and TMP (its temporary directory) before
+# installing.
 
 say() { printf '%s-check: %s\n' "$FRONT" "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
@@ -85,18 +86,11 @@ stop_pid() { # stop_pid PID: TERM, up to 30 s, then KILL; only the processes sta
   return 0
 }
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() { # a loopback port nothing listens on, other than the ones given
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    case " $* " in *" $p "*) continue ;; esac
-    port_in_use "$p" || {
-      echo "$p"
-      return 0
-    }
-  done
-  return 1
+# free_port [PORT...]: a port for a server started here, other than the ones given: below the
+# ephemeral range, TCP and UDP free on every interface, never handed out twice in one run
+# (scripts/lib/ports.py, which the benchmarks use too).
+free_port() {
+  PORTS_LEDGER=${PORTS_LEDGER:-${TMP:+$TMP/ports-handed-out}} python3 "$ROOT/scripts/lib/ports.py" 1 --except "$@"
 }
 
 CURL=(curl -sS --noproxy '*' --max-time 30)

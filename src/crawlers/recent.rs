@@ -1,5 +1,5 @@
-//! A bounded map from (site, file) to the last time one crawler fetched it, which forgets the
-//! least recently fetched entry when full.
+//! A bounded map from (site, file) to one crawler's last fetch of it (when, and which version),
+//! which forgets the least recently fetched entry when full.
 //!
 //! Why a list threaded through a slab rather than a sorted structure: every fetch moves its entry
 //! to the front and every new key at the cap reuses the slot at the back, so a fetch costs one or
@@ -8,6 +8,8 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use super::version::Fetch;
 
 /// No slot: the end of the recency list.
 const NIL: u32 = u32::MAX;
@@ -18,7 +20,7 @@ const NIL: u32 = u32::MAX;
 struct Slot {
     site: Arc<str>,
     file: Arc<str>,
-    last_fetch: i64,
+    last_fetch: Fetch,
     /// The slot fetched just after this one (towards `newest`), or [`NIL`].
     newer: u32,
     /// The slot fetched just before this one (towards `oldest`), or [`NIL`].
@@ -55,16 +57,19 @@ impl Recent {
         self.slots.len()
     }
 
-    /// Notes a fetch of `file` of `site` at `at`, evicting the least recently fetched entry if
-    /// the map is full and the key is new. A fetch reported out of order (an `at` older than the
-    /// one stored) keeps the later time.
-    pub(super) fn touch(&mut self, site: &str, file: &str, at: i64) {
+    /// Notes a fetch of `file` of `site` (at a time, of a version), evicting the least recently
+    /// fetched entry if the map is full and the key is new. A fetch reported out of order (older
+    /// than the one stored) keeps the later one.
+    pub(super) fn touch(&mut self, site: &str, file: &str, fetch: impl Into<Fetch>) {
+        let at = fetch.into();
         if self.capacity == 0 {
             return;
         }
         if let Some(&slot) = self.index.get(site).and_then(|files| files.get(file)) {
             let entry = &mut self.slots[slot as usize];
-            entry.last_fetch = entry.last_fetch.max(at);
+            if at.at >= entry.last_fetch.at {
+                entry.last_fetch = at;
+            }
             self.unlink(slot);
             self.push_newest(slot);
             return;
@@ -106,7 +111,7 @@ impl Recent {
     }
 
     /// Every entry as (site, file, last fetch), in no particular order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, i64)> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>, Fetch)> {
         self.slots
             .iter()
             .map(|slot| (&slot.site, &slot.file, slot.last_fetch))
@@ -187,7 +192,7 @@ impl Recent {
             out.push((
                 entry.site.to_string(),
                 entry.file.to_string(),
-                entry.last_fetch,
+                entry.last_fetch.at,
             ));
             slot = entry.older;
         }
@@ -234,6 +239,20 @@ mod tests {
     }
 
     #[test]
+    fn the_version_kept_is_the_one_of_the_latest_fetch() {
+        let fetch = |at, version| Fetch {
+            at,
+            version: Some(version),
+        };
+        let mut recent = Recent::new(2);
+        recent.touch("a/", "1", fetch(10, 1));
+        recent.touch("a/", "1", fetch(10, 2)); // the same second, another version
+        recent.touch("a/", "1", fetch(9, 3)); // reported late
+        let kept: Vec<Fetch> = recent.iter().map(|(_, _, fetch)| fetch).collect();
+        assert_eq!(kept, [fetch(10, 2)]);
+    }
+
+    #[test]
     fn capacity_one_and_zero_hold_what_they_say() {
         let mut one = Recent::new(1);
         one.touch("a/", "1", 1);
@@ -247,7 +266,7 @@ mod tests {
     #[test]
     fn the_slab_never_grows_past_the_capacity() {
         let mut recent = Recent::new(100);
-        for i in 0..1_000 {
+        for i in 0..1_000i64 {
             recent.touch("s/", &i.to_string(), i);
         }
         assert_eq!(recent.len(), 100);

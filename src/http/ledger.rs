@@ -1,12 +1,14 @@
 //! What the crawler ledger ([`crate::crawlers`]) calls a site's files: one name per file,
-//! whatever form was fetched (`sitemap-3.xml`, `.xml.gz` and `.txt` are file 3), and the time
-//! each of them last changed, for the files a crawler is behind on.
+//! whatever form was fetched (`sitemap-3.xml`, `.xml.gz` and `.txt` are file 3), and each of
+//! them as served now (its fingerprint, the version every form's ETag names, and when it last
+//! changed), for the files a crawler is behind on.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::crawlers::Served;
 use crate::files::{self, page_name, File};
-use crate::site::Site;
+use crate::site::{Site, Validators};
 
 /// The ledger's name of `file` of `site`; `None` for what crawlers are not followed on (the
 /// stylesheet, the IndexNow key).
@@ -26,9 +28,17 @@ pub fn ledger_name(site: &Site, file: File) -> Option<Cow<'static, str>> {
     })
 }
 
-/// When each file of each site last changed, by site key and ledger name: made once per look
-/// at the ledger (a few thousand files at most), not per request.
-pub struct ChangeTimes(HashMap<String, HashMap<String, i64>>);
+/// Each file of each site as served now, by site key and ledger name: made once per look at
+/// the ledger (a few thousand files at most), not per request.
+pub struct ChangeTimes(HashMap<String, HashMap<String, Served>>);
+
+/// A file as the ledger compares it: its version and when it changed.
+fn served(validators: Validators) -> Served {
+    Served {
+        changed_at: validators.changed_at,
+        version: Some(validators.fingerprint.0),
+    }
+}
 
 impl ChangeTimes {
     pub fn of(sites: &[std::sync::Arc<Site>]) -> Self {
@@ -36,37 +46,34 @@ impl ChangeTimes {
         for site in sites {
             let mut times = HashMap::new();
             let together = site.together();
-            let index = together.index.validators.changed_at;
-            let robots = site.first().snapshot().robots.validators.changed_at;
+            let index = served(together.index.validators);
+            let robots = served(site.first().snapshot().robots.validators);
             times.insert(files::ROBOTS.to_string(), robots);
             times.insert(files::INDEX.to_string(), index);
             for group in &site.groups {
                 let snapshot = group.snapshot();
                 for page in snapshot.layout.pages() {
                     let name = page_name(group.name.as_deref(), page.no);
-                    times.insert(name, page.changed_at);
+                    times.insert(name, served(page.validators()));
                 }
             }
             // sitemap.xml is the one file when there is one, else the index.
-            let single = site.single_page().map(|(_, p)| p.page.changed_at);
+            let single = site.single_page().map(|(_, p)| served(p.page.validators()));
             times.insert(files::SITEMAP.to_string(), single.unwrap_or(index));
             if let Some(at) = single {
                 times.insert(files::SITEMAP_TXT.to_string(), at);
             }
             if let Some(feeds) = &together.feeds {
-                times.insert(
-                    files::FEED_ATOM.to_string(),
-                    feeds.atom.validators.changed_at,
-                );
-                times.insert(files::FEED_RSS.to_string(), feeds.rss.validators.changed_at);
+                times.insert(files::FEED_ATOM.to_string(), served(feeds.atom.validators));
+                times.insert(files::FEED_RSS.to_string(), served(feeds.rss.validators));
             }
             all.insert(site.key.clone(), times);
         }
         Self(all)
     }
 
-    /// When `file` of `site` last changed; `None` when it is gone.
-    pub fn get(&self, site: &str, file: &str) -> Option<i64> {
+    /// `file` of `site` as served now; `None` when it is gone.
+    pub fn get(&self, site: &str, file: &str) -> Option<Served> {
         self.0.get(site)?.get(file).copied()
     }
 }

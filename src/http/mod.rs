@@ -27,9 +27,10 @@ use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
 use crate::answer::Accepts;
-use crate::crawlers::Trust;
+use crate::crawlers::{Fetch, Trust};
 use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
+use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
@@ -83,7 +84,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
     let mut response = response.unwrap_or_else(IntoResponse::into_response);
     app.finish(route, &mut response);
     if let (Some(site), Some(Route::File(file))) = (&logged_site, route) {
-        app.record_crawler(site, file, &request, response.status().as_u16());
+        app.record_crawler(site, file, &request, &response);
     }
     let log = AccessLog {
         method,
@@ -222,24 +223,21 @@ impl App {
         }
     }
 
-    /// `/readyz`: 503 while the database is away, a group's source cannot be read (a dropped
+    /// `/readyz`: 503 while the database is away or gives no answer within
+    /// [`crate::site::sources::DATABASE_WAIT`], a group's source cannot be read (a dropped
     /// view) or a site's first sweep is under way; 200
     /// once every site serves files, saying whether stored ones are still being verified.
     async fn readiness(&self) -> Response {
-        if let Err(e) = self.site().first().store.ready().await {
-            self.metrics.database_errors.inc();
-            return HttpError::NotReady(e).into_response();
+        match self.sources.database(&self.site().first().store).await {
+            Ok(()) => {}
+            Err(DatabaseNotReady::Store(e)) => {
+                self.metrics.database_errors.inc();
+                return HttpError::NotReady(e).into_response();
+            }
+            Err(unanswered) => return not_ready(&unanswered.to_string()),
         }
         if let Err(reason) = self.sources.readable(&self.sites).await {
-            let mut response = (
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("not ready: {reason}\n"),
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return response;
+            return not_ready(&reason);
         }
         let least = self.sites.iter().map(|site| site.readiness()).min();
         match least.unwrap_or(Readiness::Current) {
@@ -284,24 +282,30 @@ impl App {
     }
 
     /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent and
-    /// what its client address proves (now, or once verification decides: never waited for).
-    fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, status: u16) {
+    /// what its client address proves (now, or once verification decides: never waited for),
+    /// with the version of the file its ETag names.
+    fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, response: &Response) {
         let Some(name) = ledger::ledger_name(site, file) else {
             return;
         };
+        let status = response.status().as_u16();
+        let etag = response
+            .headers()
+            .get(header::ETAG)
+            .and_then(|v| v.to_str().ok());
+        let fetch = Fetch::of_etag(chrono::Utc::now().timestamp(), etag);
         let headers = request.headers();
         let crawler = self.ledger.classify(
             headers
                 .get(header::USER_AGENT)
                 .and_then(|v| v.to_str().ok()),
         );
-        let now = chrono::Utc::now().timestamp();
         let Some(crawler) = crawler else {
             // "other" is never verified.
             let trust = Trust::Unverified;
             return self
                 .ledger
-                .record(None, trust, &site.key, &name, status, now);
+                .record_fetch(None, trust, &site.key, &name, status, fetch);
         };
         // A request with no peer (served without the accept loop) proves nothing.
         let addr = request
@@ -313,11 +317,11 @@ impl App {
         if let Some(trust) = self.verifier.cached(crawler, addr) {
             return self
                 .ledger
-                .record(Some(crawler), trust, &site.key, &name, status, now);
+                .record_fetch(Some(crawler), trust, &site.key, &name, status, fetch);
         }
         let (ledger, site) = (self.ledger.clone(), site.clone());
         let waited = self.verifier.later(crawler, addr, move |trust| {
-            ledger.record(Some(crawler), trust, &site.key, &name, status, now)
+            ledger.record_fetch(Some(crawler), trust, &site.key, &name, status, fetch)
         });
         if !waited {
             self.ledger.metrics().verdicts_dropped.inc();
@@ -345,6 +349,19 @@ impl App {
                 .insert("x-robots-tag", HeaderValue::from_static(tag));
         }
     }
+}
+
+/// `/readyz`'s `503` saying why, to be asked again in a few seconds.
+fn not_ready(reason: &str) -> Response {
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("not ready: {reason}\n"),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// A body that sends nothing, for HEAD: its length header, when known, is left as it is.

@@ -1,7 +1,10 @@
-//! Whether every group's source can be read, for `/readyz`: a query of an empty id range (the
-//! database resolves the table or view and its columns, reads no row), cached a few seconds so
-//! a probe every second costs the database almost nothing.
+//! What `/readyz` asks of the database, each within a bounded time so a probe always answers:
+//! whether it answers and our migrations are applied ([`SourceCheck::database`]), and whether
+//! every group's source can be read ([`SourceCheck::readable`]: a query of an empty id range —
+//! the database resolves the table or view and its columns, reads no row — cached a few
+//! seconds so a probe every second costs the database almost nothing).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -9,7 +12,7 @@ use futures::StreamExt;
 
 use crate::site::Site;
 use crate::sitemap::Namespaces;
-use crate::store::IdRange;
+use crate::store::{IdRange, Store, StoreError};
 
 /// How long one answer stands.
 const FRESH_FOR: Duration = Duration::from_secs(5);
@@ -17,13 +20,48 @@ const FRESH_FOR: Duration = Duration::from_secs(5);
 /// How long `/readyz` waits for the check.
 const WAIT_AT_MOST: Duration = Duration::from_secs(1);
 
-/// The last answer, and when it was taken.
+/// How long `/readyz` waits for a connection from the pool and its one query: past this it
+/// answers `503` saying so, whatever the pool is doing.
+pub const DATABASE_WAIT: Duration = Duration::from_secs(2);
+
+/// Why the database check did not pass.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseNotReady {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "the database gave no answer within {}s (a connection from the pool and one query): \
+         every connection of DATABASE_MAX_CONNECTIONS may be in use",
+        DATABASE_WAIT.as_secs()
+    )]
+    NoAnswer,
+}
+
+/// The last answer, and when it was taken; whether the last database check went unanswered.
 #[derive(Default)]
 pub struct SourceCheck {
     last: Mutex<Option<(Instant, Result<(), String>)>>,
+    unanswered: AtomicBool,
 }
 
 impl SourceCheck {
+    /// Whether the database answers and our migrations are applied, within [`DATABASE_WAIT`].
+    /// The first check left unanswered, and the first answered after it, are logged.
+    pub async fn database(&self, store: &Store) -> Result<(), DatabaseNotReady> {
+        let answer = tokio::time::timeout(DATABASE_WAIT, store.ready()).await;
+        let unanswered = answer.is_err();
+        if self.unanswered.swap(unanswered, Ordering::Relaxed) != unanswered {
+            match unanswered {
+                true => tracing::warn!(
+                    "{}; /readyz answers 503 until it does",
+                    DatabaseNotReady::NoAnswer
+                ),
+                false => tracing::info!("the database answers /readyz's check again"),
+            }
+        }
+        Ok(answer.map_err(|_| DatabaseNotReady::NoAnswer)??)
+    }
+
     /// `Err` names the first source that cannot be read, and why.
     pub async fn readable(&self, sites: &[std::sync::Arc<Site>]) -> Result<(), String> {
         if let Some((at, answer)) = &*self.lock() {

@@ -108,30 +108,41 @@ impl Lists {
         }
     }
 
-    /// Fetches every list once; each good one replaces the one in use and is stored.
+    /// Fetches every list once; each good one replaces the one in use and is stored. Lists that
+    /// could not be fetched are logged in one line for the round (each list's error is on the
+    /// status page, and in the debug log), so an offline machine is told once, not per list.
     pub async fn fetch_all(&self) {
         let urls: Vec<String> = self.read().keys().cloned().collect();
-        for url in urls {
-            self.fetch_one(&url).await;
+        let mut failed = Vec::new();
+        for url in &urls {
+            if let Err(error) = self.fetch_one(url).await {
+                failed.push((url, error));
+            }
+        }
+        if let Some((url, error)) = failed.first() {
+            tracing::warn!(
+                failed = failed.len(),
+                lists = urls.len(),
+                first = %url,
+                error = %error,
+                "crawler IP range lists not fetched; the last good lists stay (the status page lists each error)"
+            );
         }
     }
 
-    async fn fetch_one(&self, url: &str) {
+    /// Fetches one list; `Err` is the error shown for it.
+    async fn fetch_one(&self, url: &str) -> Result<(), String> {
         let fetched = self.download(url).await;
         let now = chrono::Utc::now().timestamp();
         let prefixes = match fetched {
             Ok(prefixes) => prefixes,
             Err(e) => {
                 let error = crate::error::Chain(&e).to_string();
-                tracing::warn!(
-                    url,
-                    error,
-                    "crawler IP ranges not fetched; the last good list stays"
-                );
+                tracing::debug!(url, error, "crawler IP ranges not fetched");
                 if let Some(state) = self.write().get_mut(url) {
-                    state.error = Some(error);
+                    state.error = Some(error.clone());
                 }
-                return;
+                return Err(error);
             }
         };
         let set = Arc::new(RangeSet::new(&prefixes));
@@ -150,6 +161,7 @@ impl Lists {
                 tracing::warn!(url, error = %crate::error::Chain(&e), "cannot store crawler IP ranges");
             }
         }
+        Ok(())
     }
 
     async fn download(&self, url: &str) -> Result<Vec<ipnet::IpNet>, FetchError> {

@@ -33,6 +33,7 @@ mod notify;
 mod operations;
 mod outage;
 mod policy;
+mod range_lists_offline;
 mod readiness;
 mod redefined_view;
 mod registry;

@@ -13,6 +13,11 @@ const SITE: &str = "https://www.example.com/";
 
 /// A replica: `sitemapd serve` on the test's database, quiet (its log is not read).
 async fn replica(db: &TestDb) -> Serving {
+    replica_with(db, &[]).await
+}
+
+/// A replica with `vars` besides.
+async fn replica_with(db: &TestDb, vars: &[(&str, &str)]) -> Serving {
     Sitemapd::new(["serve"])
         .env("SITEMAP_BASE_URL", BASE)
         .env("DATABASE_URL", &db.url)
@@ -20,6 +25,7 @@ async fn replica(db: &TestDb) -> Serving {
         .env("SITEMAP_REFRESH_SECS", "5")
         .env("REPLICA_LEASE", "on")
         .env("RUST_LOG", "error")
+        .envs(vars)
         .serve()
         .await
 }
@@ -228,4 +234,52 @@ async fn followers_serve_what_the_holder_stores_and_take_over_on_a_clean_stop(ba
     )
     .await;
     assert_eq!(served, Ok(wanted));
+}
+
+/// A second replica with a pool of two beside a running one answers `/readyz` while it follows
+/// and after it takes the lease over (its listeners used to take the whole pool, and its probe
+/// waited for a connection for ever).
+#[tokio::test]
+async fn a_replica_with_a_small_pool_answers_readyz_following_and_after_taking_over() {
+    let db = TestDb::on(Backend::Postgres).await;
+    db.migrate().await;
+    let rows: Vec<(i64, String)> = (1..=60).map(|i| (i, format!("/p/{i}"))).collect();
+    let rows: Vec<(i64, &str)> = rows.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    db.insert(&rows).await;
+    let first = replica(&db).await;
+    let client = reqwest::Client::builder()
+        .no_gzip()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let held = eventually(
+        "the first replica holding the lease",
+        || holds(&client, &first),
+        |held| *held == Some(true),
+    )
+    .await;
+    assert_eq!(held, Some(true));
+    // `serve` waits for the small one's /readyz to answer 200.
+    let small = replica_with(&db, &[("DATABASE_MAX_CONNECTIONS", "2")]).await;
+    assert_eq!(holds(&client, &small).await, Some(false), "it follows");
+    still_serving(&client, &small).await;
+    first.terminate();
+    let _ = first.wait_with_output().await;
+    let held = eventually(
+        "the small replica taking over",
+        || holds(&client, &small),
+        |held| *held == Some(true),
+    )
+    .await;
+    assert_eq!(held, Some(true));
+    db.exec("DELETE FROM sitemap_entries WHERE id = 7").await;
+    let wanted = in_table(&db).await;
+    let served = eventually(
+        "the small replica keeping the files current",
+        || listed(&client, &small),
+        |served| served.as_ref() == Ok(&wanted),
+    )
+    .await;
+    assert_eq!(served, Ok(wanted));
+    still_serving(&client, &small).await;
 }

@@ -93,6 +93,13 @@ impl Dialect for Postgres {
          THEN priority::text END AS priority_text"
     }
 
+    fn lastmod_type_query() -> Option<&'static str> {
+        Some(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+             WHERE attrelid = to_regclass($1) AND attname = 'lastmod' AND NOT attisdropped",
+        )
+    }
+
     fn tolerant_instant_key(column: &str) -> String {
         format!(
             "CASE WHEN pg_typeof({column}) IN ('text'::regtype, 'character varying'::regtype, \
@@ -289,8 +296,16 @@ async fn listen(
     }
 }
 
+/// A listener on a connection of its own: a pool of one, made with the shared pool's options but
+/// outside it, as the lease's connection is. A LISTEN holds its connection for as long as the
+/// process runs, so one taken from the shared pool is one fewer for the sweeps and the requests
+/// (with `DATABASE_MAX_CONNECTIONS=1` none was left, and no file was ever served).
 async fn connect_listener(pool: &PgPool, channel: &str) -> Result<PgListener, sqlx::Error> {
-    let mut listener = PgListener::connect_with(pool).await?;
+    let own = PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy_with(pool.connect_options().as_ref().clone());
+    let mut listener = PgListener::connect_with(&own).await?;
     listener.listen(channel).await?;
     Ok(listener)
 }

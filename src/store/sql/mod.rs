@@ -9,6 +9,7 @@ mod import;
 mod leases;
 mod listed;
 mod llms;
+mod recent;
 pub(crate) mod removed;
 mod state;
 mod summaries;
@@ -68,6 +69,11 @@ pub trait Dialect: Database + Sized {
     fn read_time(row: &Self::Row, name: &str) -> Option<DateTime<Utc>>;
     /// A time column as this database compares it with an [`Dialect::Instant`].
     fn instant_key(column: &str) -> String;
+    /// A query of the type a source's `lastmod` column has (`$1`: the source), when this
+    /// database can tell it (see `recent.rs`); `None`: it cannot.
+    fn lastmod_type_query() -> Option<&'static str> {
+        None
+    }
     /// How text columns sort in the extension queries (the order of the output).
     fn sort_key(column: &str) -> String {
         column.to_string()
@@ -209,6 +215,8 @@ struct Reads {
     recent: String,
     /// [`Reads::recent`] within an id range: a view's feeds, read file by file.
     recent_in: String,
+    /// [`Reads::recent`] ordered by the column itself, for a `lastmod` of a time type.
+    recent_by_column: String,
     modified: String,
     alternates: String,
     images: String,
@@ -264,6 +272,9 @@ impl Reads {
             recent_in: sql(format!(
                 "{select} WHERE src.id BETWEEN ? AND ? AND src.lastmod IS NOT NULL \
                  AND {key} IS NOT NULL ORDER BY {key} DESC, src.id DESC LIMIT ?"
+            )),
+            recent_by_column: sql(format!(
+                "{select} WHERE src.lastmod IS NOT NULL ORDER BY src.lastmod DESC, src.id DESC LIMIT ?"
             )),
             modified: sql(format!(
                 "SELECT {columns}, {key} AS lastmod_key FROM {} AS src WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL \
@@ -580,25 +591,6 @@ impl_sql! {
                 }
             })
             .collect())
-    }
-
-    /// Up to `limit` entries with a lastmod, the most recently modified first.
-    pub async fn recent_in(&self, range: IdRange, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.recent_in)
-            .bind(range.first)
-            .bind(range.last)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(DB::raw_entry).collect())
-    }
-
-    pub async fn recent(&self, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.recent)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(DB::raw_entry).collect())
     }
 
     /// Up to `limit` entries modified after `after` and no later than `through`, oldest first.
