@@ -124,6 +124,7 @@ impl Dialect for MySql {
     }
 
     const SUMMARISES: bool = true;
+    const RANGES_AS_LITERALS: bool = true;
 
     fn row_hash(values: &str) -> String {
         format!("CRC32(CONCAT_WS('|', {values}))")

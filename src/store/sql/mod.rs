@@ -116,6 +116,11 @@ pub trait Dialect: Database + Sized {
     /// Whether the database can summarise files ([`Sql::file_summaries`]); SQLite has no hash
     /// function: its sources are read whole.
     const SUMMARISES: bool = false;
+    /// Whether an id range sent to a source other than the built-in table goes as literals:
+    /// MariaDB pushes `id BETWEEN 1 AND 9` into every branch of a view it cannot merge, but not
+    /// `id BETWEEN ? AND ?` of a prepared statement, which builds the whole view (a 50,000-row
+    /// window of a million-post WordPress view: 0.66 s with literals, 13 s with parameters).
+    const RANGES_AS_LITERALS: bool = false;
     /// A 64-bit (or 32-bit) hash of `values` joined, which `SUM` adds up.
     fn row_hash(values: &str) -> String {
         format!("hashtextextended(concat_ws('|', {values}), 0)")
@@ -208,6 +213,13 @@ struct Reads {
     name: String,
     /// Whether the source is the built-in table (indexed by id: keyset reads are bounded).
     built_in: bool,
+    /// [`Reads::range`] with its bounds spelt out (see [`Dialect::RANGES_AS_LITERALS`]): the
+    /// text before the bounds; `None` where they are bound as parameters.
+    range_literal: Option<String>,
+    /// [`Reads::recent_in`] likewise.
+    recent_in_literal: Option<String>,
+    /// The key [`Reads::recent`] orders by.
+    recent_key: String,
     range: String,
     chunk: String,
     /// Rows no id range holds: a NULL id, or one beyond a signed 64-bit integer.
@@ -248,12 +260,18 @@ impl Reads {
             ),
         };
         let select = format!("SELECT {columns} FROM {} AS src", DB::quote(source));
+        let literal = |text: String| (DB::RANGES_AS_LITERALS && !built_in).then_some(text);
         let in_range = "entry_id BETWEEN ? AND ?";
         let sql = |text: String| DB::placeholders(&text);
         Self {
             source: DB::quote(source),
             name: source.to_string(),
             built_in,
+            range_literal: literal(format!("{select} WHERE src.id BETWEEN ")),
+            recent_key: key.clone(),
+            recent_in_literal: literal(format!(
+                "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL AND src.id BETWEEN "
+            )),
             range: sql(format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id")),
             chunk: sql(format!(
                 "{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id LIMIT ?"
@@ -417,6 +435,30 @@ impl_sql! {
             .fetch_one(&self.pool)
             .await?;
         Ok((applied, DB::MIGRATOR.iter().count() as i64))
+    }
+
+    /// Whether this source's id ranges go as literals ([`Dialect::RANGES_AS_LITERALS`]).
+    pub fn ranges_as_literals(&self) -> bool {
+        self.reads.range_literal.is_some()
+    }
+
+    /// Entries with ids in `range`, in id order, as one list: with the bounds spelt out where
+    /// [`Dialect::RANGES_AS_LITERALS`] says so (a statement of its own text, not kept prepared).
+    pub async fn entries_listed(&self, range: IdRange) -> Result<Vec<RawEntry>, StoreError> {
+        let rows = match &self.reads.range_literal {
+            Some(head) => {
+                let sql = format!("{head}{} AND {} ORDER BY src.id", range.first, range.last);
+                sqlx::query::<DB>(&sql).persistent(false).fetch_all(&self.pool).await?
+            }
+            None => {
+                sqlx::query::<DB>(&self.reads.range)
+                    .bind(range.first)
+                    .bind(range.last)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        Ok(rows.iter().map(DB::raw_entry).collect())
     }
 
     /// Entries with ids in `range`, in id order, streamed.

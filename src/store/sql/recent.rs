@@ -27,12 +27,25 @@ impl_sql! {
     /// Up to `limit` entries with a lastmod and an id in `range`, the most recently modified
     /// first: a view's feeds, read one file at a time (sorting a file's rows, not the view's).
     pub async fn recent_in(&self, range: IdRange, limit: i64) -> Result<Vec<RawEntry>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.recent_in)
-            .bind(range.first)
-            .bind(range.last)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = match &self.reads.recent_in_literal {
+            Some(head) => {
+                let sql = format!(
+                    "{head}{} AND {} ORDER BY {} DESC, src.id DESC LIMIT {limit}",
+                    range.first,
+                    range.last,
+                    self.reads.recent_key
+                );
+                sqlx::query::<DB>(&sql).persistent(false).fetch_all(&self.pool).await?
+            }
+            None => {
+                sqlx::query::<DB>(&self.reads.recent_in)
+                    .bind(range.first)
+                    .bind(range.last)
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
         Ok(rows.iter().map(DB::raw_entry).collect())
     }
 
