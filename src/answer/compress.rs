@@ -1,0 +1,262 @@
+//! Compression on the read side: the two content codings sitemapd sends (gzip, brotli) with the
+//! settings every replica shares, and [`Pipeline`], which compresses a render's XML on a thread
+//! of its own while the render reads the next rows.
+//!
+//! Reading a page (rows decoded, XML written) and compressing it each take one core; done one
+//! after the other a cold render costs their sum, side by side about the larger of the two. The
+//! compressor is synchronous code on tokio's blocking pool, fed batches of XML through a channel
+//! two batches deep, so memory stays a few batches plus the encoder's window whatever the page.
+//!
+//! Same input, same bytes: the gzip header carries no time or name, and brotli has no header, so
+//! every replica sends the same file under the same ETag.
+
+use std::io::{self, Write};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// A compressed form sitemapd keeps and sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coding {
+    Gzip,
+    Brotli,
+}
+
+/// gzip -6: the usual balance; pages are compressed once and then served from cache.
+const GZIP_LEVEL: u32 = 6;
+/// Brotli quality 5: measured on sitemap XML (docs/performance.md, "Brotli"), 5 compresses a
+/// page about as fast as gzip -6 does and a fifth smaller; 6 and up cost far more time for a
+/// few per cent, 4 and down give back most of the gain.
+const BROTLI_QUALITY: u32 = 5;
+/// A 1 MiB window (2^20): sitemap XML repeats itself within a few URLs, so a larger window buys
+/// nothing measurable, while each brotli render in flight holds its window in memory.
+const BROTLI_WINDOW_BITS: u32 = 20;
+/// The brotli writer's internal buffer.
+const BROTLI_BUFFER: usize = 64 * 1024;
+
+/// Compressed bytes gathered before they are handed out as one chunk.
+const CHUNK_BYTES: usize = 16 * 1024;
+/// Batches of XML waiting for the compressor: enough that neither side waits for the other on
+/// a batch's worth of jitter, few enough that memory stays small.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// The whole of a small in-memory document (index, robots.txt, feeds, llms.txt) compressed.
+pub fn whole(coding: Coding, bytes: &[u8]) -> Bytes {
+    let mut encoder = Encoder::new(coding, Vec::with_capacity(bytes.len() / 4 + 64));
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    Bytes::from(encoder.finish().unwrap_or_default())
+}
+
+/// Why a pipeline's compressor stopped before the end of its input.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error("compressing failed")]
+    Compress(#[source] io::Error),
+    #[error("the compressor stopped")]
+    Stopped(#[source] tokio::task::JoinError),
+}
+
+impl From<PipelineError> for io::Error {
+    fn from(e: PipelineError) -> Self {
+        io::Error::other(e)
+    }
+}
+
+/// A compressor running beside its caller: [`Pipeline::send`] hands it XML, `emit` gets the
+/// compressed stream in chunks as it grows, and [`Pipeline::finish`] returns the last chunk (the
+/// end of the stream), which `emit` never sees.
+pub struct Pipeline {
+    batches: mpsc::Sender<Vec<u8>>,
+    compressor: JoinHandle<io::Result<Bytes>>,
+}
+
+impl Pipeline {
+    pub fn start(coding: Coding, emit: impl FnMut(Bytes) + Send + 'static) -> Self {
+        let (batches, mut incoming) = mpsc::channel::<Vec<u8>>(BATCHES_IN_FLIGHT);
+        let compressor = tokio::task::spawn_blocking(move || {
+            let mut encoder = Encoder::new(coding, Chunks::new(emit));
+            while let Some(batch) = incoming.blocking_recv() {
+                encoder.write_all(&batch)?;
+            }
+            Ok(encoder.finish()?.into_rest())
+        });
+        Self {
+            batches,
+            compressor,
+        }
+    }
+
+    /// Queues `batch` for the compressor, waiting while it is [`BATCHES_IN_FLIGHT`] behind. An
+    /// error ends the pipeline: the caller drops it.
+    pub async fn send(&mut self, batch: Vec<u8>) -> Result<(), PipelineError> {
+        if self.batches.send(batch).await.is_ok() {
+            return Ok(());
+        }
+        // The compressor drops its end only when it stops on an error: that error is the cause.
+        Err(match (&mut self.compressor).await {
+            Ok(Err(e)) => PipelineError::Compress(e),
+            Err(e) => PipelineError::Stopped(e),
+            Ok(Ok(_)) => PipelineError::Compress(io::Error::other("input refused")),
+        })
+    }
+
+    /// Ends the input and waits for the compressor: the stream's last chunk.
+    pub async fn finish(self) -> Result<Bytes, PipelineError> {
+        drop(self.batches);
+        self.compressor
+            .await
+            .map_err(PipelineError::Stopped)?
+            .map_err(PipelineError::Compress)
+    }
+}
+
+/// The two encoders behind one writing interface (boxed: each holds its state inline, and the
+/// two differ widely in size).
+enum Encoder<W: Write> {
+    Gzip(Box<flate2::write::GzEncoder<W>>),
+    Brotli(Box<brotli::CompressorWriter<W>>),
+}
+
+impl<W: Write> Encoder<W> {
+    fn new(coding: Coding, out: W) -> Self {
+        match coding {
+            Coding::Gzip => Self::Gzip(Box::new(
+                flate2::GzBuilder::new().write(out, flate2::Compression::new(GZIP_LEVEL)),
+            )),
+            Coding::Brotli => Self::Brotli(Box::new(brotli::CompressorWriter::new(
+                out,
+                BROTLI_BUFFER,
+                BROTLI_QUALITY,
+                BROTLI_WINDOW_BITS,
+            ))),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Self::Gzip(gz) => gz.write_all(bytes),
+            Self::Brotli(br) => br.write_all(bytes),
+        }
+    }
+
+    /// Ends the stream (gzip's checksum, brotli's last meta-block) and returns the output.
+    fn finish(self) -> io::Result<W> {
+        match self {
+            Self::Gzip(gz) => gz.finish(),
+            Self::Brotli(br) => Ok(br.into_inner()),
+        }
+    }
+}
+
+/// The compressed stream cut into chunks of about [`CHUNK_BYTES`], each handed to `emit` as an
+/// exact-size copy (a chunk may be cached; the working buffer is reused).
+struct Chunks<F> {
+    buffer: Vec<u8>,
+    emit: F,
+}
+
+impl<F: FnMut(Bytes)> Chunks<F> {
+    fn new(emit: F) -> Self {
+        Self {
+            buffer: Vec::with_capacity(2 * CHUNK_BYTES),
+            emit,
+        }
+    }
+
+    /// What was not handed out yet.
+    fn into_rest(self) -> Bytes {
+        Bytes::from(self.buffer)
+    }
+}
+
+impl<F: FnMut(Bytes)> Write for Chunks<F> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        if self.buffer.len() >= CHUNK_BYTES {
+            (self.emit)(Bytes::copy_from_slice(&self.buffer));
+            self.buffer.clear();
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+
+    fn sample(urls: usize) -> Vec<u8> {
+        let mut xml = b"<urlset>".to_vec();
+        for i in 0..urls {
+            xml.extend_from_slice(
+                format!(
+                    "<url><loc>https://e.com/p/{i}?a={}&amp;b={}</loc></url>\n",
+                    (i * 7919) % 1_000_003,
+                    i % 7
+                )
+                .as_bytes(),
+            );
+        }
+        xml
+    }
+
+    fn decode(coding: Coding, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        match coding {
+            Coding::Gzip => flate2::read::GzDecoder::new(bytes).read_to_end(&mut out),
+            Coding::Brotli => brotli::Decompressor::new(bytes, 4096).read_to_end(&mut out),
+        }
+        .expect("decodes");
+        out
+    }
+
+    async fn through_pipeline(coding: Coding, xml: &[u8]) -> (Vec<u8>, usize) {
+        let chunks = Arc::new(Mutex::new(Vec::<Bytes>::new()));
+        let sink = chunks.clone();
+        let mut pipeline = Pipeline::start(coding, move |chunk| sink.lock().unwrap().push(chunk));
+        for batch in xml.chunks(10_000) {
+            pipeline.send(batch.to_vec()).await.unwrap();
+        }
+        let last = pipeline.finish().await.unwrap();
+        let chunks = chunks.lock().unwrap();
+        let mut all: Vec<u8> = chunks.iter().flat_map(|c| c.to_vec()).collect();
+        all.extend_from_slice(&last);
+        (all, chunks.len())
+    }
+
+    #[tokio::test]
+    async fn a_pipeline_streams_a_whole_file_and_the_same_batches_give_the_same_bytes() {
+        let xml = sample(20_000);
+        for coding in [Coding::Gzip, Coding::Brotli] {
+            let (piped, emitted) = through_pipeline(coding, &xml).await;
+            assert_eq!(decode(coding, &piped), xml, "{coding:?} round trip");
+            assert!(emitted >= 1, "{coding:?}: chunks come out before the end");
+            // zlib's output depends on how its input is cut, so replicas agree because a page
+            // is always cut at the same places (batches end after the element that fills them).
+            let (again, _) = through_pipeline(coding, &xml).await;
+            assert_eq!(again, piped, "{coding:?}");
+        }
+    }
+
+    #[test]
+    fn brotli_is_smaller_than_gzip_on_sitemap_xml() {
+        let xml = sample(20_000);
+        let (gz, br) = (whole(Coding::Gzip, &xml), whole(Coding::Brotli, &xml));
+        assert!(br.len() < gz.len(), "brotli {} gzip {}", br.len(), gz.len());
+    }
+
+    #[test]
+    fn the_same_input_gives_the_same_bytes() {
+        let xml = sample(1_000);
+        for coding in [Coding::Gzip, Coding::Brotli] {
+            assert_eq!(whole(coding, &xml), whole(coding, &xml));
+        }
+    }
+}
