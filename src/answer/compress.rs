@@ -72,32 +72,40 @@ impl From<PipelineError> for io::Error {
 
 /// A compressor running beside its caller: [`Pipeline::send`] hands it XML, `emit` gets the
 /// compressed stream in chunks as it grows, and [`Pipeline::finish`] returns the last chunk (the
-/// end of the stream), which `emit` never sees.
+/// end of the stream), which `emit` never sees. A pipeline dropped before `finish` (the rows
+/// failed) never ends its stream: what `emit` got stays a truncated file, never a complete one.
 pub struct Pipeline {
-    batches: mpsc::Sender<Vec<u8>>,
+    input: mpsc::Sender<Input>,
     compressor: JoinHandle<io::Result<Bytes>>,
+}
+
+/// What the compressor is handed: XML, then the end of it.
+enum Input {
+    Batch(Vec<u8>),
+    End,
 }
 
 impl Pipeline {
     pub fn start(coding: Coding, emit: impl FnMut(Bytes) + Send + 'static) -> Self {
-        let (batches, mut incoming) = mpsc::channel::<Vec<u8>>(BATCHES_IN_FLIGHT);
+        let (input, mut incoming) = mpsc::channel::<Input>(BATCHES_IN_FLIGHT);
         let compressor = tokio::task::spawn_blocking(move || {
             let mut encoder = Encoder::new(coding, Chunks::new(emit), BROTLI_PAGE_SIZE_HINT);
-            while let Some(batch) = incoming.blocking_recv() {
-                encoder.write_all(&batch)?;
+            match compress_until_the_end(&mut encoder, &mut incoming) {
+                Ok(()) => Ok(encoder.finish()?.into_rest()),
+                Err(e) => {
+                    // Both encoders end their stream when dropped: nothing more may go out.
+                    encoder.sink_mut().seal();
+                    Err(e)
+                }
             }
-            Ok(encoder.finish()?.into_rest())
         });
-        Self {
-            batches,
-            compressor,
-        }
+        Self { input, compressor }
     }
 
     /// Queues `batch` for the compressor, waiting while it is [`BATCHES_IN_FLIGHT`] behind. An
     /// error ends the pipeline: the caller drops it.
     pub async fn send(&mut self, batch: Vec<u8>) -> Result<(), PipelineError> {
-        if self.batches.send(batch).await.is_ok() {
+        if self.input.send(Input::Batch(batch)).await.is_ok() {
             return Ok(());
         }
         // The compressor drops its end only when it stops on an error: that error is the cause.
@@ -110,11 +118,26 @@ impl Pipeline {
 
     /// Ends the input and waits for the compressor: the stream's last chunk.
     pub async fn finish(self) -> Result<Bytes, PipelineError> {
-        drop(self.batches);
+        // A failed send means the compressor stopped on an error, which awaiting it reports.
+        let _ = self.input.send(Input::End).await;
         self.compressor
             .await
             .map_err(PipelineError::Stopped)?
             .map_err(PipelineError::Compress)
+    }
+}
+
+/// Feeds the encoder until [`Input::End`]; an error if the input stops without it.
+fn compress_until_the_end<W: Write>(
+    encoder: &mut Encoder<W>,
+    incoming: &mut mpsc::Receiver<Input>,
+) -> io::Result<()> {
+    loop {
+        match incoming.blocking_recv() {
+            Some(Input::Batch(batch)) => encoder.write_all(&batch)?,
+            Some(Input::End) => return Ok(()),
+            None => return Err(io::Error::other("abandoned before the end of its input")),
+        }
     }
 }
 
@@ -152,6 +175,13 @@ impl<W: Write> Encoder<W> {
         }
     }
 
+    fn sink_mut(&mut self) -> &mut W {
+        match self {
+            Self::Gzip(gz) => gz.get_mut(),
+            Self::Brotli(br) => br.get_mut(),
+        }
+    }
+
     /// Ends the stream (gzip's checksum, brotli's last meta-block) and returns the output.
     fn finish(self) -> io::Result<W> {
         match self {
@@ -166,6 +196,8 @@ impl<W: Write> Encoder<W> {
 struct Chunks<F> {
     buffer: Vec<u8>,
     emit: F,
+    /// Set when the stream is abandoned: whatever the encoder still writes is dropped.
+    sealed: bool,
 }
 
 impl<F: FnMut(Bytes)> Chunks<F> {
@@ -173,7 +205,12 @@ impl<F: FnMut(Bytes)> Chunks<F> {
         Self {
             buffer: Vec::with_capacity(2 * CHUNK_BYTES),
             emit,
+            sealed: false,
         }
+    }
+
+    fn seal(&mut self) {
+        self.sealed = true;
     }
 
     /// What was not handed out yet.
@@ -184,6 +221,9 @@ impl<F: FnMut(Bytes)> Chunks<F> {
 
 impl<F: FnMut(Bytes)> Write for Chunks<F> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.sealed {
+            return Ok(bytes.len());
+        }
         self.buffer.extend_from_slice(bytes);
         if self.buffer.len() >= CHUNK_BYTES {
             (self.emit)(Bytes::copy_from_slice(&self.buffer));
@@ -253,6 +293,38 @@ mod tests {
             // is always cut at the same places (batches end after the element that fills them).
             let (again, _) = through_pipeline(coding, &xml).await;
             assert_eq!(again, piped, "{coding:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pipeline_dropped_before_its_end_never_ends_the_stream() {
+        let xml = sample(20_000);
+        for coding in [Coding::Gzip, Coding::Brotli] {
+            let chunks = Arc::new(Mutex::new(Vec::<Bytes>::new()));
+            let sink = chunks.clone();
+            let mut pipeline = Pipeline::start(coding, move |c| sink.lock().unwrap().push(c));
+            for batch in xml.chunks(10_000) {
+                pipeline.send(batch.to_vec()).await.unwrap();
+            }
+            let compressor = pipeline.compressor;
+            drop(pipeline.input);
+            assert!(compressor.await.unwrap().is_err(), "{coding:?}: abandoned");
+            let sent: Vec<u8> = chunks
+                .lock()
+                .unwrap()
+                .iter()
+                .flat_map(|c| c.to_vec())
+                .collect();
+            let mut out = Vec::new();
+            let decoded = match coding {
+                Coding::Gzip => flate2::read::GzDecoder::new(&sent[..]).read_to_end(&mut out),
+                Coding::Brotli => brotli::BrotliDecompress(&mut &sent[..], &mut out).map(|_| 0),
+            };
+            assert!(
+                decoded.is_err(),
+                "{coding:?}: what was emitted ({} bytes) is a truncated file: {decoded:?}",
+                sent.len()
+            );
         }
     }
 
