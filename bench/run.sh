@@ -363,7 +363,7 @@ bench_size() {
   # 5c. brotli floor: the C library at sitemapd's settings on each crawled page's XML.
   "${PY[@]}" floor-br "$d/xml" "$BROTLI_QUALITY" "$BROTLI_LGWIN" >"$d/floor-br.json"
   R[$n.floor_br_s]=$(jget "$d/floor-br.json" seconds)
-  local sum='BEGIN { printf "%.3f", a + b }' max='BEGIN { printf "%.3f", a > b ? a : b }'
+  local sum='BEGIN { printf "%.3f", a + b }' max='BEGIN { printf "%.3f", (a > b ? a : b) }'
   local ratio='BEGIN { printf "%.2f", a / b }'
   R[$n.floor_s]=$(awk -v a="${R[$n.floor_pg_s]}" -v b="${R[$n.floor_gz_s]}" "$sum")
   R[$n.floor_max_s]=$(awk -v a="${R[$n.floor_pg_s]}" -v b="${R[$n.floor_gz_s]}" "$max")
