@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""HTTP-side measures for bench/run.sh (Python 3 standard library only).
+"""HTTP-side measures for bench/run.sh (Python 3 standard library, plus the `brotli` module,
+Google's C library, for the brotli crawl and floor: `pip install brotli`).
 
 Every request goes to 127.0.0.1 only. Each subcommand prints one JSON object on stdout
 (except `freeport`, `dburl` and `wrk-parse`, which print plain values for bash, and `mycnf`,
@@ -12,16 +13,23 @@ which writes a file).
                                 and in utf8mb4 (for --defaults-file: the password stays out of
                                 the command line, and no other option file is read)
   wait  PORT TIMEOUT            poll /readyz and /sitemap_index.xml until both answer 200
-  crawl PORT OUTDIR             cold full crawl: the index, then every page it lists, in order,
+  crawl PORT OUTDIR [CODING]    cold full crawl: the index, then every page it lists, in order,
                                 on one keep-alive connection; timed end to end (first byte of the
                                 request for the index to the last byte of the last page).
                                 Bodies stay in memory while timing; afterwards each page is
-                                checked (gzip, <url> count) and its XML written to OUTDIR for the
-                                gzip floor.
+                                checked (decoded, <url> count) and its XML written to OUTDIR for
+                                the floors. CODING: `gz` (default) fetches the .xml.gz files the
+                                index lists; `br` and `gzip` fetch the same files as .xml with
+                                Accept-Encoding `gzip, deflate, br` (what Googlebot sends) or
+                                `gzip`; their XML, decoded, must equal what OUTDIR holds already
+                                (from the `gz` crawl), byte for byte.
+  floor-br OUTDIR QUALITY LGWIN brotli (C library) of each page's XML in OUTDIR at the quality
+                                and window sitemapd uses, timed, summed over pages
   latency PORT FIRST LAST REPS  REPS renders each of the first and the last page (interleaved,
                                 full body), median in ms. Meant for a server started with
                                 SITEMAP_CACHE_MB=0, so that every request renders.
-  etag  PORT PATH               ETag of PATH, and the status/body size of a conditional re-fetch
+  etag  PORT PATH [ACCEPT]      ETag of PATH (with Accept-Encoding ACCEPT, if given), and the
+                                status/body size of a conditional re-fetch with the same header
   wrk-parse FILE                requests/s, p50 and p99 (ms) and status counts of a wrk run
   cpubusy SECONDS               % of all CPUs busy over SECONDS (from /proc/stat): other work
                                 on the machine skews every number, so run.sh records it
@@ -114,38 +122,73 @@ def page_paths(index_body):
     return [urllib.parse.urlsplit(m.decode()).path for m in LOC.findall(index_body)]
 
 
-def crawl(port, outdir):
+CRAWL_ACCEPT = {"gz": None, "br": "gzip, deflate, br", "gzip": "gzip"}
+
+
+def decode(body, encoding):
+    if encoding == "br":
+        import brotli  # Google's C decoder: independent of the encoder sitemapd uses
+
+        return brotli.decompress(body)
+    if encoding == "gzip":
+        return gzip.decompress(body)  # raises on a truncated or corrupt body
+    if encoding:
+        raise SystemExit(f"unexpected Content-Encoding {encoding!r}")
+    return body
+
+
+def crawl(port, outdir, coding="gz"):
+    if coding not in CRAWL_ACCEPT:
+        raise SystemExit(f"crawl: CODING must be one of {sorted(CRAWL_ACCEPT)}, got {coding!r}")
+    accept = CRAWL_ACCEPT[coding]
+    headers = {"Accept-Encoding": accept} if accept else {}
     c = conn(port)
     t0 = time.perf_counter()
-    status, _, index = get(c, "/sitemap_index.xml")
+    status, index_headers, index = get(c, "/sitemap_index.xml", headers)
     if status != 200:
         raise SystemExit(f"index answered {status}")
-    paths = page_paths(index)
+    paths = page_paths(decode(index, index_headers.get("content-encoding", "")))
+    if coding != "gz":
+        paths = [p.removesuffix(".gz") for p in paths]
     bodies, per_page = [], []
     for p in paths:
         t = time.perf_counter()
-        status, h, body = get(c, p)
+        status, h, body = get(c, p, headers)
         per_page.append(time.perf_counter() - t)
         if status != 200:
             raise SystemExit(f"{p} answered {status}")
-        bodies.append((p, h.get("content-type", ""), body))
+        bodies.append((p, h, body))
     wall = time.perf_counter() - t0
     c.close()
 
-    # Checks and files for the gzip floor, outside the timed part.
+    # Checks and files for the floors, outside the timed part.
     os.makedirs(outdir, exist_ok=True)
     urls, xml_bytes = 0, 0
-    for i, (p, ctype, body) in enumerate(bodies):
-        if not ctype.startswith("application/gzip"):
-            raise SystemExit(f"{p}: Content-Type {ctype!r}")
-        xml = gzip.decompress(body)  # raises on a truncated or corrupt body
+    for i, (p, h, body) in enumerate(bodies):
+        ctype, encoding = h.get("content-type", ""), h.get("content-encoding", "")
+        if coding == "gz":
+            if not ctype.startswith("application/gzip") or encoding:
+                raise SystemExit(f"{p}: Content-Type {ctype!r}, Content-Encoding {encoding!r}")
+            xml = gzip.decompress(body)
+        else:
+            want = "br" if coding == "br" else "gzip"
+            if encoding != want:
+                raise SystemExit(f"{p}: Content-Encoding {encoding!r}, not {want}")
+            xml = decode(body, encoding)
         urls += xml.count(b"<url>")
         xml_bytes += len(xml)
-        with open(os.path.join(outdir, f"page-{i + 1:05d}.xml"), "wb") as f:
-            f.write(xml)
+        path = os.path.join(outdir, f"page-{i + 1:05d}.xml")
+        if coding == "gz":
+            with open(path, "wb") as f:
+                f.write(xml)
+        else:
+            with open(path, "rb") as f:
+                if f.read() != xml:
+                    raise SystemExit(f"{p}: {coding} decodes to other bytes than the .xml.gz file")
     print(json.dumps({
         "wall_s": round(wall, 4),
         "bytes": len(index) + sum(len(b) for _, _, b in bodies),
+        "index_bytes": len(index),
         "xml_bytes": xml_bytes,
         "pages": len(paths),
         "urls": urls,
@@ -154,6 +197,20 @@ def crawl(port, outdir):
         "slowest_page_s": round(max(per_page), 4),
         "median_page_s": round(statistics.median(per_page), 4),
     }))
+
+
+def floor_br(outdir, quality, lgwin):
+    import brotli
+
+    files = sorted(f for f in os.listdir(outdir) if f.startswith("page-") and f.endswith(".xml"))
+    total, out = 0.0, 0
+    for name in files:
+        with open(os.path.join(outdir, name), "rb") as f:
+            xml = f.read()
+        t = time.perf_counter()
+        out += len(brotli.compress(xml, quality=int(quality), lgwin=int(lgwin)))
+        total += time.perf_counter() - t
+    print(json.dumps({"seconds": round(total, 3), "bytes": out, "pages": len(files)}))
 
 
 def latency(port, first, last, reps):
@@ -175,15 +232,17 @@ def latency(port, first, last, reps):
     }))
 
 
-def etag(port, path):
+def etag(port, path, accept=None):
+    headers = {"Accept-Encoding": accept} if accept else {}
     c = conn(port)
-    status, h, _ = get(c, path)
+    status, h, _ = get(c, path, headers)
     tag = h.get("etag")
     if status != 200 or not tag:
         raise SystemExit(f"{path}: status {status}, ETag {tag!r}")
-    s304, _, body = get(c, path, {"If-None-Match": tag})
+    s304, _, body = get(c, path, {**headers, "If-None-Match": tag})
     c.close()
-    print(json.dumps({"etag": tag, "conditional_status": s304, "conditional_body": len(body)}))
+    print(json.dumps({"etag": tag, "encoding": h.get("content-encoding", ""),
+                      "conditional_status": s304, "conditional_body": len(body)}))
 
 
 UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -227,7 +286,7 @@ def cpubusy(seconds):
 def main(argv):
     cmd, args = argv[1], argv[2:]
     fns = {"freeport": freeport, "dburl": dburl, "mycnf": mycnf, "wait": wait, "crawl": crawl,
-           "latency": latency, "etag": etag, "wrk-parse": wrk_parse, "cpubusy": cpubusy}
+           "floor-br": floor_br, "latency": latency, "etag": etag, "wrk-parse": wrk_parse, "cpubusy": cpubusy}
     if cmd not in fns:
         raise SystemExit(__doc__)
     rc = fns[cmd](*args)

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::TryStreamExt;
 
-use crate::answer::render;
+use crate::answer::{render, Coding};
 use crate::app::{self, StartError};
 use crate::config::{BaseUrl, Config, SiteConfig};
 use crate::files::{self, File, PageId, Place, SiteShape};
@@ -474,8 +474,12 @@ pub async fn import(config: &Config, file: &str) -> Result<i32, StartError> {
 }
 
 async fn render_whole(group: &Group, served: &ServedPage) -> Result<Vec<u8>, StoreError> {
-    let mut out = Vec::new();
-    let (_, last) = render::page_gz(group, served, |chunk| out.extend_from_slice(&chunk)).await?;
+    // The chunks come from the compressor's own thread.
+    let chunks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = chunks.clone();
+    let emit = move |chunk: bytes::Bytes| sink.lock().expect("chunks").push(chunk);
+    let (_, last) = render::page(group, served, Coding::Gzip, emit).await?;
+    let mut out: Vec<u8> = chunks.lock().expect("chunks").concat();
     out.extend_from_slice(&last);
     Ok(out)
 }

@@ -1,4 +1,4 @@
-//! In-memory cache of rendered `.xml.gz` pages, with single flight.
+//! In-memory cache of rendered pages, each coding (gzip, brotli) on its own, with single flight.
 //!
 //! Many requests for the same cold page cause one render: the first starts it, everyone
 //! (the first included) waits for its end and sends the same whole file, under the validators
@@ -21,17 +21,19 @@ use crate::site::Validators;
 use crate::sitemap::Fingerprint;
 use crate::store::StoreError;
 
-/// A page version: group, page number and the fingerprint of its bytes.
+/// A page version in one coding: group, page number, the fingerprint of its XML, and how it is
+/// compressed (a client that takes brotli and one that takes gzip get different bytes).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageKey {
     pub group: Arc<str>,
     pub page_no: i64,
     pub fingerprint: Fingerprint,
+    pub coding: super::Coding,
 }
 
 /// Where a request gets its bytes from.
 pub enum Lookup {
-    /// The whole gzip file, from the cache.
+    /// The whole compressed file, from the cache.
     Cached(CachedFile),
     /// A render in progress (started by this request if `started`).
     Flight { flight: Arc<Flight>, started: bool },
@@ -331,6 +333,7 @@ mod tests {
             group: "s".into(),
             page_no: no,
             fingerprint: Fingerprint(no as u128),
+            coding: super::super::Coding::Gzip,
         }
     }
 

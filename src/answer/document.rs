@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::compress::{self, Coding};
 use crate::site::{Group, ServedPage, SmallDoc, Validators};
 
 pub const XML: &str = "application/xml; charset=utf-8";
@@ -15,9 +16,11 @@ pub const RSS: &str = "application/rss+xml; charset=utf-8";
 pub const XSL: &str = "text/xsl; charset=utf-8";
 pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
-/// Which content coding the client accepts for documents that can be sent either way.
+/// The content coding a client gets for documents that can be sent more than one way, as its
+/// `Accept-Encoding` decides (see `http::conditional::preferred_coding`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accepts {
+    Brotli,
     Gzip,
     Identity,
 }
@@ -53,6 +56,8 @@ pub enum Body {
 pub enum PageForm {
     /// The gzip bytes: `/sitemap-K.xml.gz` itself, or `/sitemap-K.xml` gzip-encoded.
     Gzip,
+    /// `/sitemap-K.xml` brotli-encoded.
+    Brotli,
     /// `/sitemap-K.xml` to a client that takes no gzip.
     Xml,
     /// `/sitemap-K.txt`: the same entries, one URL per line (rendered for each request).
@@ -72,23 +77,29 @@ impl Document {
         }
     }
 
-    /// A small document, gzip-encoded when the client accepts it.
+    /// A small document, compressed as the client prefers (each coding computed once per
+    /// version of the document, and only when first asked for).
     pub fn small(content_type: &'static str, doc: &SmallDoc, accepts: Accepts) -> Self {
-        let (body, representation, encoding) = match accepts {
+        let (body, representation) = match accepts {
+            Accepts::Brotli => (
+                doc.br
+                    .get_or_init(|| compress::whole(Coding::Brotli, &doc.body))
+                    .clone(),
+                Representation::Brotli,
+            ),
             Accepts::Gzip => (
                 doc.gz
-                    .get_or_init(|| super::render::gzip(&doc.body))
+                    .get_or_init(|| compress::whole(Coding::Gzip, &doc.body))
                     .clone(),
                 Representation::Gzip,
-                Some("gzip"),
             ),
-            Accepts::Identity => (doc.body.clone(), Representation::Identity, None),
+            Accepts::Identity => (doc.body.clone(), Representation::Identity),
         };
         Self {
             content_type,
             etag: etag(doc.validators, representation),
             validators: doc.validators,
-            encoding,
+            encoding: representation.content_encoding(),
             varies_by_encoding: true,
             body: Body::Bytes(body),
         }
@@ -99,12 +110,16 @@ impl Document {
         Self::page(group, served, GZIP, None, false, PageForm::Gzip)
     }
 
-    /// `/sitemap-K.xml` (or `/sitemap.xml` of a single file): XML, gzip-encoded when accepted.
+    /// `/sitemap-K.xml` (or `/sitemap.xml` of a single file): XML, brotli- or gzip-encoded as
+    /// the client prefers.
     pub fn xml_file(group: Arc<Group>, served: ServedPage, accepts: Accepts) -> Self {
-        match accepts {
-            Accepts::Gzip => Self::page(group, served, XML, Some("gzip"), true, PageForm::Gzip),
-            Accepts::Identity => Self::page(group, served, XML, None, true, PageForm::Xml),
-        }
+        let form = match accepts {
+            Accepts::Brotli => PageForm::Brotli,
+            Accepts::Gzip => PageForm::Gzip,
+            Accepts::Identity => PageForm::Xml,
+        };
+        let encoding = form.representation().content_encoding();
+        Self::page(group, served, XML, encoding, true, form)
     }
 
     /// `/sitemap-K.txt`: its ETag derives from the XML's fingerprint (the same entries), so it
@@ -141,8 +156,19 @@ impl PageForm {
     fn representation(self) -> Representation {
         match self {
             PageForm::Gzip => Representation::Gzip,
+            PageForm::Brotli => Representation::Brotli,
             PageForm::Xml => Representation::Identity,
             PageForm::Text => Representation::Text,
+        }
+    }
+
+    /// The compressed file this form is sent from (the XML from the gzip file, decoded), or
+    /// `None` for the text sitemap, rendered for each request.
+    pub(super) fn cached_as(self) -> Option<Coding> {
+        match self {
+            PageForm::Gzip | PageForm::Xml => Some(Coding::Gzip),
+            PageForm::Brotli => Some(Coding::Brotli),
+            PageForm::Text => None,
         }
     }
 }
@@ -157,20 +183,35 @@ impl super::Revised {
     }
 }
 
-/// The bytes an ETag names: the XML (or other document) itself, its gzip, or the text sitemap
-/// of the same entries.
+/// The bytes an ETag names: the XML (or other document) itself, its gzip or its brotli, or the
+/// text sitemap of the same entries.
 #[derive(Debug, Clone, Copy)]
 enum Representation {
     Identity,
     Gzip,
+    Brotli,
     Text,
 }
 
-/// Strong ETag from the fingerprint of the document; other representations get a suffix.
+impl Representation {
+    /// `Content-Encoding` of a document sent as this representation.
+    fn content_encoding(self) -> Option<&'static str> {
+        match self {
+            Representation::Gzip => Some("gzip"),
+            Representation::Brotli => Some("br"),
+            Representation::Identity | Representation::Text => None,
+        }
+    }
+}
+
+/// Strong ETag from the fingerprint of the document; other representations get a suffix, so
+/// each coding of the same document has an ETag of its own (RFC 9110 §8.8.3: different bytes,
+/// different strong tags).
 fn etag(validators: Validators, representation: Representation) -> String {
     let suffix = match representation {
         Representation::Identity => "",
         Representation::Gzip => "-gz",
+        Representation::Brotli => "-br",
         Representation::Text => "-txt",
     };
     format!("\"{}{suffix}\"", validators.fingerprint.hex())

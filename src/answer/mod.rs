@@ -4,10 +4,12 @@
 //! through a single flight ([`Reader::open`]). A `304` or a HEAD never opens the body, so it
 //! never renders or compresses.
 //!
-//! Open [`Reader::document`] first, then [`Reader::open`], [`render`] (rows → XML → gzip) and
-//! `cache.rs` (single flight, and what is kept).
+//! Open [`Reader::document`] first, then [`Reader::open`], [`render`] (rows → XML → gzip or
+//! brotli), `compress.rs` (the codings, and compressing beside the reading) and `cache.rs`
+//! (single flight, and what is kept: each coding of a page on its own).
 
 mod cache;
+mod compress;
 mod document;
 pub mod render;
 
@@ -27,6 +29,7 @@ use crate::site::{Group, Readiness, ServedPage, Site};
 use crate::sitemap::Fingerprint;
 use cache::{Finished, Flight, Landing, Lookup, PageCache, PageKey};
 
+pub use compress::Coding;
 pub use document::{Accepts, Body, Document, PageForm};
 
 /// A body as it streams to the client; an error item aborts the response.
@@ -80,8 +83,8 @@ pub enum AnswerError {
 /// out to have changed, and the body is whole either way.
 const WHOLE_RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// A page's gzip bytes as a request sends them.
-enum GzipBody {
+/// A page's compressed bytes as a request sends them.
+enum CompressedBody {
     Whole(Finished),
     Streaming(ByteStream),
 }
@@ -143,10 +146,8 @@ impl Reader {
                 let (group, served) = group_page(id)?;
                 Document::text_file(group, served)
             }
-            File::Robots => {
-                let robots = robots();
-                Document::bytes(TEXT, robots.validators, robots.body)
-            }
+            // Held by the snapshot itself, so each coding is compressed once per version.
+            File::Robots => Document::small(TEXT, &site.first().snapshot().robots, accepts),
             File::IndexNowKey => {
                 let key = self.indexnow_key.as_ref().ok_or(AnswerError::NotFound)?;
                 let body = Bytes::from(key.as_str().to_string());
@@ -201,11 +202,12 @@ impl Reader {
             Body::Page {
                 group,
                 served,
-                form: PageForm::Gzip,
-            } => self
-                .cache
-                .peek(&PageKey::of(group, served))
-                .map(|file| file.len()),
+                form: form @ (PageForm::Gzip | PageForm::Brotli),
+            } => {
+                let coding = form.cached_as()?;
+                let key = PageKey::of(group, served, coding);
+                self.cache.peek(&key).map(|file| file.len())
+            }
             Body::Page { .. } => None,
         }
     }
@@ -232,53 +234,49 @@ impl Reader {
                 form,
             } => (group, *served, form),
         };
-        if form == PageForm::Text {
+        let Some(coding) = form.cached_as() else {
             return self.text_file(group, served).await;
-        }
-        let finished = match self.gzip_file(group, served).await? {
-            GzipBody::Whole(finished) => finished,
-            GzipBody::Streaming(gz) => {
-                let (stream, len) = match form {
-                    PageForm::Gzip => (gz, None),
-                    _ => (gunzip(gz), None),
-                };
+        };
+        // The identity XML is the gzip file decoded: one cached form serves both.
+        let decoded = |stream| match form {
+            PageForm::Xml => gunzip(stream),
+            _ => stream,
+        };
+        let finished = match self.compressed_file(group, served, coding).await? {
+            CompressedBody::Whole(finished) => finished,
+            CompressedBody::Streaming(stream) => {
                 return Ok(Opened {
-                    stream,
-                    len,
+                    stream: decoded(stream),
+                    len: None,
                     revised: None,
                     unvalidated: true,
                 });
             }
         };
         let revised = finished.revised.map(|v| Revised::of(v, form));
-        Ok(match form {
-            PageForm::Gzip => Opened {
-                len: Some(finished.file.len()),
-                stream: finished.file.stream(),
-                revised,
-                unvalidated: false,
-            },
-            _ => Opened {
-                stream: gunzip(finished.file.stream()),
-                len: None,
-                revised,
-                unvalidated: false,
-            },
+        let len = (form != PageForm::Xml).then(|| finished.file.len());
+        Ok(Opened {
+            stream: decoded(finished.file.stream()),
+            len,
+            revised,
+            unvalidated: false,
         })
     }
 
-    /// The page's whole gzip file: from the cache, or from the render under way, or from a
-    /// render this request starts; streamed instead when the render is too slow to wait for.
-    async fn gzip_file(
+    /// The page's whole file compressed as `coding`: from the cache, or from the render under
+    /// way, or from a render this request starts; streamed instead when the render is too slow
+    /// to wait for.
+    async fn compressed_file(
         self: &Arc<Self>,
         group: Arc<Group>,
         served: ServedPage,
-    ) -> Result<GzipBody, AnswerError> {
-        let key = PageKey::of(&group, &served);
+        coding: Coding,
+    ) -> Result<CompressedBody, AnswerError> {
+        let key = PageKey::of(&group, &served, coding);
         let flight = match self.cache.lookup(&key) {
             Lookup::Cached(file) => {
                 self.metrics.cache_hits.inc();
-                return Ok(GzipBody::Whole(Finished {
+                return Ok(CompressedBody::Whole(Finished {
                     file,
                     revised: None,
                 }));
@@ -294,11 +292,11 @@ impl Reader {
         };
         match tokio::time::timeout(WHOLE_RENDER_WAIT, flight.finished()).await {
             Ok(finished) => finished
-                .map(GzipBody::Whole)
+                .map(CompressedBody::Whole)
                 .map_err(|e| AnswerError::Unavailable(io::Error::other(e))),
             Err(_slow) => {
                 let stream = first_chunk_or_unavailable(flight.follow()).await?;
-                Ok(GzipBody::Streaming(stream))
+                Ok(CompressedBody::Streaming(stream))
             }
         }
     }
@@ -317,7 +315,9 @@ impl Reader {
         tokio::spawn(async move {
             reader.metrics.renders.inc();
             let started = Instant::now();
-            let result = render::page_gz(&group, &served, |chunk| flight.push(chunk)).await;
+            let sink = flight.clone();
+            let coding = key.coding;
+            let result = render::page(&group, &served, coding, move |chunk| sink.push(chunk)).await;
             reader
                 .metrics
                 .render_seconds
@@ -385,11 +385,12 @@ impl Reader {
 }
 
 impl PageKey {
-    fn of(group: &Group, served: &ServedPage) -> Self {
+    fn of(group: &Group, served: &ServedPage, coding: Coding) -> Self {
         PageKey {
             group: group.key.as_str().into(),
             page_no: served.page.no,
             fingerprint: served.page.fingerprint,
+            coding,
         }
     }
 }

@@ -1,23 +1,22 @@
-//! Rendering: a page's rows streamed from the store, written as XML and gzipped, chunk by chunk.
+//! Rendering: a page's rows streamed from the store, written as XML and compressed (gzip or
+//! brotli), chunk by chunk.
 //!
-//! Memory is one batch of XML plus the compressor's window, whatever the page size. The gzip
-//! header carries no time or name, so the same XML always gives the same bytes.
+//! The rows are read and written as XML here, while the XML written so far is compressed on
+//! another thread ([`super::compress::Pipeline`]): a cold render costs about the larger of
+//! reading and compressing, not their sum. Memory is a few batches of XML plus the compressor's
+//! window, whatever the page size.
 
-use async_compression::tokio::write::GzipEncoder;
-use async_compression::Level;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::TryStreamExt;
-use tokio::io::AsyncWriteExt;
 
+use super::compress::{Coding, Pipeline};
 use crate::site::{Group, Page, ServedPage, Validators};
 use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry, SeenUrls, UrlKey};
 use crate::store::StoreError;
 
 /// XML gathered before it is handed to the compressor.
 const BATCH_BYTES: usize = 64 * 1024;
-/// gzip -6: the usual balance; pages are compressed once and then served from cache.
-const GZIP_LEVEL: i32 = 6;
 
 /// What a render produced, to compare with what the sweep measured.
 #[derive(Debug)]
@@ -49,30 +48,36 @@ impl Rendered {
     }
 }
 
-/// Renders page `page` (ids in `range`) as gzip, handing out chunks as they are produced but
-/// the last: that one (the end of the stream and its checksum) is returned with what was
-/// rendered, for the caller to send only if the bytes are those the page's ETag names.
-pub async fn page_gz(
+/// Renders page `page` compressed as `coding`, handing out chunks as they are produced but
+/// the last: that one (the end of the stream) is returned with what was rendered, for the
+/// caller to send only if the bytes are those the page's ETag names.
+pub async fn page(
     group: &Group,
     served: &ServedPage,
-    mut emit: impl FnMut(Bytes),
+    coding: Coding,
+    emit: impl FnMut(Bytes) + Send + 'static,
 ) -> Result<(Rendered, Bytes), StoreError> {
     let page = &served.page;
     let mut entries = PageEntries::open(group, served);
-    let mut gz =
-        GzipEncoder::with_quality(Vec::with_capacity(BATCH_BYTES), Level::Precise(GZIP_LEVEL));
-    let mut batch = Vec::with_capacity(BATCH_BYTES + 4096);
+    let mut compressor = Pipeline::start(coding, emit);
+    let mut batch = new_batch();
     batch.extend_from_slice(&group.style.urlset_open(page.namespaces));
     while entries.next().await?.is_some() {
         batch.extend_from_slice(&entries.element);
         if batch.len() >= BATCH_BYTES {
-            compress(&mut gz, &mut batch, &mut emit).await;
+            let full = std::mem::replace(&mut batch, new_batch());
+            compressor.send(full).await.map_err(io_to_store)?;
         }
     }
     batch.extend_from_slice(group.style.urlset_close());
-    compress(&mut gz, &mut batch, &mut emit).await;
-    gz.shutdown().await.map_err(io_to_store)?;
-    Ok((entries.finish(), Bytes::copy_from_slice(gz.get_mut())))
+    compressor.send(batch).await.map_err(io_to_store)?;
+    let last = compressor.finish().await.map_err(io_to_store)?;
+    Ok((entries.finish(), last))
+}
+
+fn new_batch() -> Vec<u8> {
+    // Room for the element that crosses the mark, so the batch is never reallocated.
+    Vec::with_capacity(BATCH_BYTES + 4096)
 }
 
 /// Renders page `page`'s entries as a text sitemap: one absolute URL per line, the same
@@ -170,31 +175,6 @@ impl<'a> PageEntries<'a> {
     }
 }
 
-async fn compress(
-    gz: &mut GzipEncoder<Vec<u8>>,
-    batch: &mut Vec<u8>,
-    emit: &mut impl FnMut(Bytes),
-) {
-    // Writing into a Vec cannot fail.
-    let _ = gz.write_all(batch).await;
-    batch.clear();
-    let out = gz.get_mut();
-    if out.len() >= BATCH_BYTES / 4 {
-        // An exact-size copy: the chunk may be cached, and the working buffer is reused.
-        emit(Bytes::copy_from_slice(out));
-        out.clear();
-    }
-}
-
-fn io_to_store(e: std::io::Error) -> StoreError {
-    StoreError::Database(sqlx::Error::Io(e))
-}
-
-/// gzip of a small in-memory document (index, robots.txt), with the same settings as pages.
-pub fn gzip(bytes: &[u8]) -> Bytes {
-    use std::io::Write;
-    let mut enc =
-        flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(GZIP_LEVEL as u32));
-    let _ = enc.write_all(bytes);
-    Bytes::from(enc.finish().unwrap_or_default())
+fn io_to_store(e: impl Into<std::io::Error>) -> StoreError {
+    StoreError::Database(sqlx::Error::Io(e.into()))
 }

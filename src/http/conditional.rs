@@ -2,6 +2,8 @@
 
 use axum::http::header::{ACCEPT_ENCODING, IF_MODIFIED_SINCE, IF_NONE_MATCH};
 use axum::http::HeaderMap;
+
+use crate::answer::Accepts;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Whether the client's copy is current: `If-None-Match` decides when present and well formed,
@@ -63,34 +65,66 @@ fn parse_entity_tags(value: &str) -> Option<EntityTags> {
     (!tags.is_empty()).then_some(EntityTags::List(tags))
 }
 
-/// Whether `Accept-Encoding` allows gzip (q > 0 for `gzip`, or for `*` when gzip is unnamed).
-pub fn accepts_gzip(headers: &HeaderMap) -> bool {
-    let mut gzip = None;
-    let mut any = None;
-    for value in headers
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-    {
-        for item in value.split(',') {
+/// The coding to send a document in, from `Accept-Encoding` (RFC 9110 §12.5.3): brotli when
+/// the client allows it and weighs it at least as much as gzip, else gzip when allowed, else the
+/// bytes as they are. `*` stands for every coding the header does not name; `q=0` refuses one.
+/// zstd is never chosen: crawlers do not ask for it, and every coding is one more form of each
+/// page to render and cache.
+pub fn preferred_coding(headers: &HeaderMap) -> Accepts {
+    let weights = Weights::of(headers);
+    let brotli = weights.brotli.or(weights.any).unwrap_or(0.0);
+    let gzip = weights.gzip.or(weights.any).unwrap_or(0.0);
+    if brotli > 0.0 && brotli >= gzip {
+        Accepts::Brotli
+    } else if gzip > 0.0 {
+        Accepts::Gzip
+    } else {
+        Accepts::Identity
+    }
+}
+
+/// The q-values `Accept-Encoding` gives the codings sitemapd can send (`None`: not named).
+#[derive(Debug, Default)]
+struct Weights {
+    brotli: Option<f32>,
+    gzip: Option<f32>,
+    any: Option<f32>,
+}
+
+impl Weights {
+    fn of(headers: &HeaderMap) -> Self {
+        let mut weights = Self::default();
+        let items = headers
+            .get_all(ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|value| value.split(','));
+        for item in items {
             let mut parts = item.split(';');
             let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            let q = parts
-                .filter_map(|p| {
-                    p.trim()
-                        .strip_prefix("q=")
-                        .or_else(|| p.trim().strip_prefix("Q="))
-                })
-                .find_map(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
+            let q = parts.find_map(q_value).unwrap_or(1.0);
             match coding.as_str() {
-                "gzip" | "x-gzip" => gzip = Some(q > 0.0),
-                "*" => any = Some(q > 0.0),
+                "br" => weights.brotli = Some(q),
+                "gzip" | "x-gzip" => weights.gzip = Some(q),
+                "*" => weights.any = Some(q),
                 _ => {}
             }
         }
+        weights
     }
-    gzip.or(any).unwrap_or(false)
+}
+
+/// The weight of a `q=` parameter; a malformed one counts as absent (weight 1).
+fn q_value(parameter: &str) -> Option<f32> {
+    let (name, value) = parameter.trim().split_once('=')?;
+    if !name.trim().eq_ignore_ascii_case("q") {
+        return None;
+    }
+    value
+        .trim()
+        .parse::<f32>()
+        .ok()
+        .filter(|q| (0.0..=1.0).contains(q))
 }
 
 pub fn http_date(unix: i64) -> String {
@@ -157,22 +191,45 @@ mod tests {
         ));
     }
 
+    fn coding(accept_encoding: &'static str) -> Accepts {
+        preferred_coding(&headers(&[("accept-encoding", accept_encoding)]))
+    }
+
     #[test]
-    fn gzip_negotiation_honours_q_values() {
-        assert!(accepts_gzip(&headers(&[(
-            "accept-encoding",
-            "gzip, deflate, br"
-        )])));
-        assert!(!accepts_gzip(&headers(&[(
-            "accept-encoding",
-            "gzip;q=0, br"
-        )])));
-        assert!(accepts_gzip(&headers(&[("accept-encoding", "*")])));
-        assert!(!accepts_gzip(&headers(&[(
-            "accept-encoding",
-            "*, gzip;q=0"
-        )])));
-        assert!(!accepts_gzip(&HeaderMap::new()));
+    fn brotli_wins_when_allowed_at_least_as_much_as_gzip() {
+        assert_eq!(coding("gzip, deflate, br"), Accepts::Brotli);
+        assert_eq!(coding("br"), Accepts::Brotli);
+        assert_eq!(coding("gzip;q=0.5, br;q=0.5"), Accepts::Brotli);
+        assert_eq!(coding("*"), Accepts::Brotli);
+        assert_eq!(coding("BR;Q=0.1"), Accepts::Brotli);
+    }
+
+    #[test]
+    fn q_values_can_prefer_or_refuse_a_coding() {
+        assert_eq!(coding("gzip;q=1, br;q=0.5"), Accepts::Gzip);
+        assert_eq!(coding("gzip, br;q=0"), Accepts::Gzip);
+        assert_eq!(coding("*, br;q=0"), Accepts::Gzip);
+        assert_eq!(coding("gzip;q=0, br"), Accepts::Brotli);
+        assert_eq!(coding("*, gzip;q=0, br;q=0"), Accepts::Identity);
+        assert_eq!(coding("br;q=0"), Accepts::Identity);
+        assert_eq!(coding("deflate, zstd"), Accepts::Identity);
+        assert_eq!(coding("identity"), Accepts::Identity);
+        assert_eq!(preferred_coding(&HeaderMap::new()), Accepts::Identity);
+    }
+
+    #[test]
+    fn gzip_alone_is_gzip_as_before() {
+        assert_eq!(coding("gzip"), Accepts::Gzip);
+        assert_eq!(coding("x-gzip, deflate"), Accepts::Gzip);
+        assert_eq!(coding("gzip;q=0.8"), Accepts::Gzip);
+    }
+
+    #[test]
+    fn several_headers_count_together_and_bad_weights_count_as_one() {
+        let h = headers(&[("accept-encoding", "gzip"), ("accept-encoding", "br;q=0.2")]);
+        assert_eq!(preferred_coding(&h), Accepts::Gzip);
+        assert_eq!(coding("gzip;q=0.5, br;q=abc"), Accepts::Brotli);
+        assert_eq!(coding("gzip;q=0.5, br;q=7"), Accepts::Brotli);
     }
 
     #[test]

@@ -26,7 +26,6 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::answer::Accepts;
 use crate::crawlers::{Fetch, Trust};
 use crate::files::File;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
@@ -34,7 +33,7 @@ use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
-use conditional::{accepts_gzip, http_date, is_not_modified};
+use conditional::{http_date, is_not_modified, preferred_coding};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
 
@@ -163,12 +162,9 @@ impl App {
         headers: &HeaderMap,
         wanted: Wanted,
     ) -> Result<Response, HttpError> {
-        let accepts = if accepts_gzip(headers) {
-            Accepts::Gzip
-        } else {
-            Accepts::Identity
-        };
-        let document = self.reader.document(&site, file, accepts)?;
+        let document = self
+            .reader
+            .document(&site, file, preferred_coding(headers))?;
         let not_modified = is_not_modified(headers, &document.etag, document.validators.changed_at);
         let mut response = Response::builder()
             .status(if not_modified {

@@ -68,6 +68,7 @@ pub struct Snapshot {
 pub struct SmallDoc {
     pub body: Bytes,
     pub gz: OnceLock<Bytes>,
+    pub br: OnceLock<Bytes>,
     pub validators: Validators,
 }
 
@@ -76,6 +77,7 @@ impl SmallDoc {
         Self {
             body,
             gz: OnceLock::new(),
+            br: OnceLock::new(),
             validators,
         }
     }

@@ -236,6 +236,34 @@ async fn llms_txt_is_served_like_every_file_and_follows_its_rows(backend: Backen
     assert_eq!(header(&gz, "content-encoding"), "gzip");
     assert_ne!(header(&gz, "etag"), etag);
     assert_eq!(gunzip(&gz.bytes().await.unwrap()), body);
+    let br = app
+        .get_with(
+            "/llms.txt",
+            &[("host", HOST), ("accept-encoding", "gzip, deflate, br")],
+        )
+        .await;
+    assert_eq!(header(&br, "content-encoding"), "br");
+    assert_eq!(header(&br, "vary"), "Accept-Encoding");
+    let br_etag = header(&br, "etag").to_string();
+    assert!(br_etag != etag && br_etag.ends_with("-br\""), "{br_etag}");
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(
+        &mut brotli::Decompressor::new(&br.bytes().await.unwrap()[..], 4096),
+        &mut decoded,
+    )
+    .unwrap();
+    assert_eq!(decoded, body);
+    let revalidated = app
+        .get_with(
+            "/llms.txt",
+            &[
+                ("host", HOST),
+                ("accept-encoding", "br"),
+                ("if-none-match", &br_etag),
+            ],
+        )
+        .await;
+    assert_eq!(revalidated.status(), 304);
 
     // A new title shows after the sweep, under a new ETag.
     db.exec("UPDATE llms_titles SET title = 'Two, renamed' WHERE id = 2")

@@ -17,6 +17,7 @@ mod crawl_log_fronts;
 mod crawlers;
 mod current;
 mod docs;
+mod encodings;
 mod export;
 mod exposure;
 mod extensions;
