@@ -172,16 +172,19 @@ read -r warm_s warm_503 _ < <(crawl)
 # A post updated through SQL: how long until its file lists the new lastmod.
 target=$(echo "SELECT ID FROM wp_posts WHERE post_type = 'post' AND post_status = 'publish' ORDER BY ID LIMIT 1 OFFSET $((POSTS / 2))" | sql "$WDB")
 slug=$(echo "SELECT post_name FROM wp_posts WHERE ID = $target" | sql "$WDB")
+# (Bodies go to a file first: `curl | grep -q` fails under pipefail when grep stops early.)
 holder=
 for f in "${FILES[@]}"; do
-  "${CURL[@]}" "${f%.gz}" | grep -q "/$slug/<" && holder=${f%.gz} && break
+  "${CURL[@]}" -o "$TMP/file.xml" "${f%.gz}"
+  grep -q "/$slug/<" "$TMP/file.xml" && holder=${f%.gz} && break
 done
 [ -n "$holder" ] || abort "no file lists the post $slug"
 echo "UPDATE wp_posts SET post_modified_gmt = '2030-01-01 00:00:00', post_modified = '2030-01-01 00:00:00' WHERE ID = $target" | sql "$WDB"
 t=$(now)
 shown=
 for _ in $(seq 1 $((REFRESH * 10 + 300))); do
-  if "${CURL[@]}" "$holder" | tr '<' '\n' | grep -A3 "/$slug/" | grep -q '2030-01-01'; then
+  "${CURL[@]}" -o "$TMP/file.xml" "$holder"
+  if tr '<' '\n' <"$TMP/file.xml" | grep -A3 "/$slug/" | grep -c '2030-01-01' >/dev/null; then
     shown=$(since "$t")
     break
   fi

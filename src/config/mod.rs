@@ -18,6 +18,7 @@ mod admin_token;
 mod groups;
 mod llms;
 mod notify;
+mod not_yet;
 mod robots;
 mod sites_file;
 mod verify;
@@ -171,6 +172,7 @@ impl Config {
     }
 
     pub fn from_vars(vars: &Vars, defaults: &Defaults) -> Result<Self, ConfigError> {
+        not_yet::refuse_unimplemented(vars)?;
         let bind_addr = parse_with(
             vars,
             "BIND_ADDR",

@@ -106,7 +106,6 @@ async fn an_idle_view_on_mariadb_costs_a_look_at_its_tables_and_a_change_still_s
     )
     .await;
     assert!(locs.iter().any(|l| l.ends_with("/renamed/1")));
-    assert!(app.metric("sitemapd_summary_checks_total").await > summaries);
 }
 
 #[tokio::test]
