@@ -50,6 +50,11 @@ impl Crawlers {
         self.known.get(id.index()).cloned()
     }
 
+    /// The crawler of registry id `id` (a signed line's signer).
+    pub fn by_id(&self, id: CrawlerId) -> Option<Known> {
+        self.known.get(id.index()).cloned()
+    }
+
     /// The search crawlers that fetch, in registry order.
     pub fn search(&self) -> impl Iterator<Item = &Known> {
         self.known
