@@ -286,6 +286,99 @@ async fn ten_thousand_signed_requests_fetch_the_directory_once() {
     );
 }
 
+/// A list of the one address `127.0.0.2`, in the operators' range format, served on loopback.
+async fn ranges_naming_127_0_0_2() -> String {
+    let body = serde_json::json!({"prefixes": [{"ipv4Prefix": "127.0.0.2/32"}]}).to_string();
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move { ([("content-type", "application/json")], body) }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/ranges.json", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
+/// A crawler proved both by a signer and by a range list: verified when either says so (by the
+/// method that did), forged only when both say no.
+#[tokio::test]
+async fn a_signed_request_from_a_listed_address_is_verified_when_either_method_says_so() {
+    let db = TestDb::new().await;
+    db.migrate().await;
+    let (key, stranger) = (SigningKey::generate(), SigningKey::generate());
+    let directory = KeyDirectory::serve(DirectoryAnswer::Keys(vec![key.public.clone()])).await;
+    let (origin, ranges) = (directory.origin(), ranges_naming_127_0_0_2().await);
+    let registry = template_file(&format!(
+        "[[crawler]]\nname = \"BothAgent\"\ntokens = [\"BothAgent\"]\nuser_agent = [\"BothAgent\"]\n\
+         operator = \"Tests\"\npurpose = \"ai-user\"\nverify_dns = []\nverify_ranges = [\"{ranges}\"]\n\
+         signature_agent = [\"{origin}\"]\ndocs = [\"https://example.com/both\"]\n"
+    ));
+    let app = spawn_app(
+        &db.url,
+        &[("CRAWLERS_FILE", registry.path().to_str().unwrap())],
+    )
+    .await;
+    let admin = status_page(&app).await;
+    eventually(
+        "the range list to be fetched",
+        || async {
+            status_json(&admin).await["verification"]["range_lists"][0]["prefixes"].clone()
+        },
+        |prefixes| *prefixes == 1,
+    )
+    .await;
+    let t = now();
+    let member = format!("sig1=\"{origin}\"");
+    let from = |source: &str| {
+        reqwest::Client::builder()
+            .local_address(source.parse::<std::net::IpAddr>().unwrap())
+            .build()
+            .unwrap()
+    };
+    let send = |client: reqwest::Client, headers: Vec<(String, String)>| {
+        let url = app.url("/robots.txt");
+        async move {
+            let mut request = client.get(&url).header("user-agent", CHROME);
+            for (name, value) in &headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
+            request.send().await.unwrap().status().as_u16()
+        }
+    };
+    let url = app.url("/robots.txt");
+    let by = |status: &Value| {
+        let c = status["crawlers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["crawler"] == "BothAgent")
+            .cloned();
+        c.map(|c| c["verified_by"].clone()).unwrap_or(Value::Null)
+    };
+
+    send(from("127.0.0.2"), stranger.sign(&url, &member, t, t + 300)).await;
+    assert_eq!(
+        counts_become(&admin, "BothAgent", (1, 0, 0, 0)).await,
+        (1, 0, 0, 0),
+        "listed address, bad signature"
+    );
+    assert_eq!(by(&status_json(&admin).await)["ranges"], 1);
+    send(from("127.0.0.1"), stranger.sign(&url, &member, t, t + 300)).await;
+    assert_eq!(
+        counts_become(&admin, "BothAgent", (1, 0, 1, 0)).await,
+        (1, 0, 1, 0),
+        "both say no"
+    );
+    send(from("127.0.0.1"), key.sign(&url, &member, t, t + 300)).await;
+    assert_eq!(
+        counts_become(&admin, "BothAgent", (2, 0, 1, 1)).await,
+        (2, 0, 1, 1),
+        "good signature, other address"
+    );
+}
+
 /// A GET through `nginx` of `path` on the crawl-log tests' host, as a browser with `headers`.
 async fn through_nginx(nginx: &Nginx, path: &str, headers: &[(String, String)]) -> u16 {
     let client = reqwest::Client::new();

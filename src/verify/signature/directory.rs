@@ -331,4 +331,54 @@ mod tests {
             Lookup::Fetch
         );
     }
+
+    /// Forgets when the keys were fetched and when a fetch failed: the next look fetches.
+    fn make_due(directories: &Directories, origin: &str) {
+        let mut state = lock(&directories.by_origin[origin].state);
+        state.fresh_until = None;
+        state.retry_at = None;
+    }
+
+    #[tokio::test]
+    async fn a_failed_fetch_keeps_the_last_good_keys_and_a_directory_without_them_drops_them() {
+        let key = r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"}]}"#;
+        let answer = Arc::new(Mutex::new((200u16, key.to_string())));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let shared = answer.clone();
+        let app = axum::Router::new().fallback(move || {
+            let (status, body) = shared.lock().unwrap().clone();
+            let status = axum::http::StatusCode::from_u16(status).unwrap();
+            async move { (status, [("content-type", MEDIA_TYPE)], body) }
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let directories = Arc::new(Directories::new([origin.clone()]));
+        let keys = |lookup: Lookup| match lookup {
+            Lookup::Keys(keys) => keys.len(),
+            other => panic!("no keys: {other:?}"),
+        };
+
+        assert_eq!(keys(directories.keys(&origin).await), 1);
+        make_due(&directories, &origin);
+        *answer.lock().unwrap() = (503, String::new());
+        assert_eq!(
+            keys(directories.keys(&origin).await),
+            1,
+            "the last good keys stay"
+        );
+        assert!(directories.states()[0].error.is_some());
+        assert_eq!(
+            keys(directories.lookup(&origin, Instant::now())),
+            1,
+            "and are used, without asking again, until the retry"
+        );
+        make_due(&directories, &origin);
+        *answer.lock().unwrap() = (200, r#"{"keys":[]}"#.to_string());
+        assert_eq!(
+            keys(directories.keys(&origin).await),
+            0,
+            "a directory without the key drops it"
+        );
+        assert_eq!(directories.fetches(), 3);
+    }
 }
