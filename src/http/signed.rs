@@ -2,14 +2,17 @@
 //! `Signature-Input`, so an unsigned request costs one header lookup.
 
 use axum::extract::Request;
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, HeaderName};
 
 use crate::verify::{Message, SignatureHeaders, Signed, Verifier};
+
+/// Looked up on every crawler's request: a name made once, not parsed per request.
+static SIGNATURE_INPUT: HeaderName = HeaderName::from_static("signature-input");
 
 /// The request's signature when it carries one that names a registry signer.
 pub fn signature(verifier: &Verifier, request: &Request) -> Option<Signed> {
     let headers = request.headers();
-    let input = headers.get("signature-input")?.to_str().ok()?;
+    let input = headers.get(&SIGNATURE_INPUT)?.to_str().ok()?;
     let host = authority(request)?;
     let field = |name: &str| field(headers, name);
     let message = Message {
