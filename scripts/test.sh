@@ -173,6 +173,19 @@ ensure_test_servers() {
   apt_install "${missing[@]}" || die "missing: ${missing[*]} (Debian: apt-get install ${missing[*]})"
 }
 
+# Signed requests (Web Bot Auth) are signed by an implementation independent of sitemapd's:
+# Cloudflare's web-bot-auth npm package, pinned in tests/signer/package-lock.json, run with
+# Node (20 or later: its WebCrypto has Ed25519).
+ensure_web_bot_auth_signer() {
+  local dir=tests/signer
+  command -v node >/dev/null && command -v npm >/dev/null \
+    || apt_install nodejs npm \
+    || die "Node.js 20+ and npm are missing: install them (Debian: apt-get install nodejs npm)"
+  [ -d "$dir/node_modules/web-bot-auth" ] && return 0
+  npm ci --no-audit --no-fund --prefix "$dir" >/dev/null \
+    || die "cannot install the Web Bot Auth test signer: npm ci --prefix tests/signer"
+}
+
 ensure_postgres
 ensure_mysql
 drop_stale_test_databases
@@ -182,4 +195,5 @@ ensure_feedparser
 ensure_llms_txt
 ensure_chromium
 ensure_test_servers
+ensure_web_bot_auth_signer
 cargo test --all-targets "$@"

@@ -8,6 +8,7 @@ mod audit;
 mod file;
 pub mod status;
 pub mod tester;
+pub mod verification;
 
 use std::sync::Arc;
 
@@ -19,7 +20,8 @@ use axum::{Json, Router};
 use minijinja::{context, Environment};
 
 use crate::state::AppState;
-use status::{robots_answer, RobotsAnswer, Status};
+use status::Status;
+use tester::{robots_answer, RobotsAnswer};
 
 const BASE_TEMPLATE: &str = include_str!("../../templates/status-base.html");
 const TEMPLATE: &str = include_str!("../../templates/status.html");

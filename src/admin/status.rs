@@ -6,15 +6,15 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::tester::tested_url;
+use super::verification::{verification, Verification};
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
 use crate::files::page_name;
 use crate::http::ledger::ChangeTimes;
-use crate::robots::{RobotsTxt, Verdict};
 use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 use crate::state::App;
+use crate::verify::{VerifiedBy, Verifier};
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
 /// reported. A file full of URLs is not: that is how every file of a large site looks.
@@ -38,27 +38,6 @@ pub struct Status {
     /// Crawler verification: whether it is on, the published range lists, forged traffic.
     pub verification: Verification,
     pub deliveries: Deliveries,
-}
-
-/// What crawler verification does and found.
-#[derive(Debug, Serialize)]
-pub struct Verification {
-    /// `CRAWLER_VERIFY`.
-    pub on: bool,
-    /// The operators' published IP range lists, when each was fetched, and the last error.
-    pub range_lists: Vec<RangeListStatus>,
-    /// Forged requests claiming a search crawler, one finding per crawler.
-    pub findings: Vec<Finding>,
-}
-
-/// One published range list, for people.
-#[derive(Debug, Serialize)]
-pub struct RangeListStatus {
-    pub url: String,
-    /// When the list in use was fetched (RFC 3339); `None`: never.
-    pub fetched_at: Option<String>,
-    pub prefixes: usize,
-    pub error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -144,13 +123,16 @@ pub struct CrawlerStatus {
     pub last_fetch: Option<String>,
     pub ok: u64,
     pub not_modified: u64,
-    /// Requests (any status) whose client address proved the crawler.
+    /// Requests (any status) whose signature or client address proved the crawler.
     pub verified: u64,
     /// Requests no method decided: a crawler without one, a lookup that failed, or
     /// verification off.
     pub unverified: u64,
-    /// Requests whose client address every method of the crawler refuted.
+    /// Requests every method the crawler offered refuted: its address, or its signature.
     pub forged: u64,
+    /// Of the verified requests, how many each method proved: its Web Bot Auth signature, a
+    /// published address range, reverse DNS.
+    pub verified_by: VerifiedBy,
     /// Whether the registry gives the crawler a verification method.
     pub verifiable: bool,
     /// Its latest read of robots.txt (a 200 or 304), any site.
@@ -206,31 +188,10 @@ pub struct Deliveries {
     pub ping_last_success: Option<String>,
 }
 
-/// A robots.txt verdict for the tester.
-#[derive(Debug, Serialize)]
-pub struct RobotsAnswer {
-    pub url: String,
-    /// What was asked: a crawler's name, a product token or a whole User-Agent string.
-    pub agent: String,
-    /// The registry crawler `agent` means, if any.
-    pub crawler: Option<String>,
-    /// The product token the verdict is for (the crawler's own token when the registry knows it).
-    pub token: String,
-    pub allowed: bool,
-    /// `line 4: Disallow: /admin/`, or why nothing decided.
-    pub decided_by: String,
-    /// The path (and query) the rules were matched against.
-    pub tested_path: Option<String>,
-    /// What the answer must say about the URL, e.g. that its host is not this site's.
-    pub note: Option<String>,
-    /// Why no verdict was given (a URL that is not http(s)); `allowed` means nothing then.
-    pub refused: Option<String>,
-}
-
 impl Status {
     pub fn of(app: &App) -> Self {
         let changed = ChangeTimes::of(&app.sites);
-        let crawlers = crawlers(&app.ledger, &changed);
+        let crawlers = crawlers(&app.ledger, &app.verifier, &changed);
         let purposes = purposes(&app.ledger);
         let busiest_day = crawlers
             .iter()
@@ -380,7 +341,7 @@ fn group_status(group: &Group) -> GroupStatus {
     }
 }
 
-fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
+fn crawlers(ledger: &Ledger, verifier: &Verifier, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
     let registry = ledger.registry();
     let mut activities = ledger.snapshot();
     // By purpose, then registry order (the snapshot's, kept by the stable sort); other last.
@@ -405,6 +366,10 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
                 verified: activity.verified,
                 unverified: activity.unverified,
                 forged: activity.forged,
+                verified_by: activity
+                    .crawler
+                    .map(|id| verifier.verified_by(id))
+                    .unwrap_or_default(),
                 verifiable: info.is_some_and(|c| c.is_verifiable()),
                 robots_txt_last_fetch: activity.robots_txt.map(time),
                 files_fetched: activity.files.len(),
@@ -418,41 +383,6 @@ fn crawlers(ledger: &Ledger, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
             }
         })
         .collect()
-}
-
-/// Whether verification is on, its range lists, and a finding for each search crawler whose name
-/// forged requests claimed.
-fn verification(app: &App, crawlers: &[CrawlerStatus]) -> Verification {
-    let verifier = &app.verifier;
-    let range_lists = verifier
-        .range_lists()
-        .into_iter()
-        .map(|list| RangeListStatus {
-            url: list.url,
-            fetched_at: list.fetched_at.map(time),
-            prefixes: list.prefixes,
-            error: list.error,
-        })
-        .collect();
-    let findings = crawlers
-        .iter()
-        .filter(|c| c.forged > 0 && c.purpose == Some(Purpose::Search.as_str()))
-        .map(|c| Finding {
-            level: "warning",
-            message: format!(
-                "{} forged request{} claimed to be {}: their addresses are not {}'s (those requests are not counted as its fetches)",
-                c.forged,
-                if c.forged == 1 { "" } else { "s" },
-                c.crawler,
-                if c.operator.is_empty() { "its operator" } else { c.operator.as_str() },
-            ),
-        })
-        .collect();
-    Verification {
-        on: verifier.is_on(),
-        range_lists,
-        findings,
-    }
 }
 
 fn purpose_rank(registry: &Registry, id: CrawlerId) -> usize {
@@ -531,57 +461,6 @@ fn deliveries(app: &App) -> Deliveries {
     }
 }
 
-/// The verdict of `site`'s served robots.txt for `agent` fetching `url`: `agent` is a registry
-/// crawler's name, a product token or a whole User-Agent string, mapped through the registry to
-/// the token that crawler would look for. The path of `url` is tested, and the answer says so
-/// when `url` names another host; a URL that is not http(s) gets no verdict, only why.
-pub fn robots_answer(site: &Site, registry: &Registry, url: &str, agent: &str) -> RobotsAnswer {
-    let token = registry.robots_token(agent);
-    let crawler = registry
-        .resolve(agent)
-        .map(|id| registry.get(id).name.clone());
-    let tested = match tested_url(url, site.base().host()) {
-        Ok(tested) => tested,
-        Err(refused) => {
-            return RobotsAnswer {
-                url: url.to_string(),
-                agent: agent.to_string(),
-                crawler,
-                token: token.to_string(),
-                allowed: false,
-                decided_by: String::new(),
-                tested_path: None,
-                note: None,
-                refused: Some(refused.to_string()),
-            }
-        }
-    };
-    let body = site.first().snapshot().robots.body.clone();
-    let text = String::from_utf8_lossy(&body);
-    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(token, &tested.path));
-    let (allowed, decided_by) = match verdict {
-        Ok(Verdict {
-            allowed,
-            decided_by: Some(rule),
-        }) => (allowed, rule.to_string()),
-        Ok(Verdict { allowed, .. }) => (allowed, "no rule matched".to_string()),
-        Err(e) => (true, format!("robots.txt does not parse: {e}")),
-    };
-    RobotsAnswer {
-        url: url.to_string(),
-        agent: agent.to_string(),
-        crawler: registry
-            .resolve(agent)
-            .map(|id| registry.get(id).name.clone()),
-        token: token.to_string(),
-        allowed,
-        decided_by,
-        tested_path: Some(tested.path),
-        note: tested.note,
-        refused: None,
-    }
-}
-
 fn readiness(readiness: Readiness) -> &'static str {
     match readiness {
         Readiness::FirstSweep => "first sweep under way",
@@ -594,7 +473,7 @@ fn percent(part: usize, whole: usize) -> f64 {
     (part as f64 * 1000.0 / whole as f64).round() / 10.0
 }
 
-fn time(unix: i64) -> String {
+pub(super) fn time(unix: i64) -> String {
     DateTime::<Utc>::from_timestamp(unix, 0)
         .map(|t| t.to_rfc3339())
         .unwrap_or_default()

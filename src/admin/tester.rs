@@ -3,6 +3,33 @@
 //! what is tested, and a host other than the site's is said in the answer, never silently
 //! ignored.
 
+use serde::Serialize;
+
+use crate::crawlers::Registry;
+use crate::robots::{RobotsTxt, Verdict};
+use crate::site::Site;
+
+/// A robots.txt verdict for the tester.
+#[derive(Debug, Serialize)]
+pub struct RobotsAnswer {
+    pub url: String,
+    /// What was asked: a crawler's name, a product token or a whole User-Agent string.
+    pub agent: String,
+    /// The registry crawler `agent` means, if any.
+    pub crawler: Option<String>,
+    /// The product token the verdict is for (the crawler's own token when the registry knows it).
+    pub token: String,
+    pub allowed: bool,
+    /// `line 4: Disallow: /admin/`, or why nothing decided.
+    pub decided_by: String,
+    /// The path (and query) the rules were matched against.
+    pub tested_path: Option<String>,
+    /// What the answer must say about the URL, e.g. that its host is not this site's.
+    pub note: Option<String>,
+    /// Why no verdict was given (a URL that is not http(s)); `allowed` means nothing then.
+    pub refused: Option<String>,
+}
+
 /// The path the tester evaluates, and what the answer must say about the URL as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestedUrl {
@@ -55,6 +82,57 @@ pub fn tested_url(url: &str, site_host: &str) -> Result<TestedUrl, TesterError> 
         format!("tested the path {path}; the host {host} is not this site's ({site_host})")
     });
     Ok(TestedUrl { path, note })
+}
+
+/// The verdict of `site`'s served robots.txt for `agent` fetching `url`: `agent` is a registry
+/// crawler's name, a product token or a whole User-Agent string, mapped through the registry to
+/// the token that crawler would look for. The path of `url` is tested, and the answer says so
+/// when `url` names another host; a URL that is not http(s) gets no verdict, only why.
+pub fn robots_answer(site: &Site, registry: &Registry, url: &str, agent: &str) -> RobotsAnswer {
+    let token = registry.robots_token(agent);
+    let crawler = registry
+        .resolve(agent)
+        .map(|id| registry.get(id).name.clone());
+    let tested = match tested_url(url, site.base().host()) {
+        Ok(tested) => tested,
+        Err(refused) => {
+            return RobotsAnswer {
+                url: url.to_string(),
+                agent: agent.to_string(),
+                crawler,
+                token: token.to_string(),
+                allowed: false,
+                decided_by: String::new(),
+                tested_path: None,
+                note: None,
+                refused: Some(refused.to_string()),
+            }
+        }
+    };
+    let body = site.first().snapshot().robots.body.clone();
+    let text = String::from_utf8_lossy(&body);
+    let verdict = RobotsTxt::parse(&text).map(|robots| robots.evaluate(token, &tested.path));
+    let (allowed, decided_by) = match verdict {
+        Ok(Verdict {
+            allowed,
+            decided_by: Some(rule),
+        }) => (allowed, rule.to_string()),
+        Ok(Verdict { allowed, .. }) => (allowed, "no rule matched".to_string()),
+        Err(e) => (true, format!("robots.txt does not parse: {e}")),
+    };
+    RobotsAnswer {
+        url: url.to_string(),
+        agent: agent.to_string(),
+        crawler: registry
+            .resolve(agent)
+            .map(|id| registry.get(id).name.clone()),
+        token: token.to_string(),
+        allowed,
+        decided_by,
+        tested_path: Some(tested.path),
+        note: tested.note,
+        refused: None,
+    }
 }
 
 #[cfg(test)]

@@ -60,6 +60,11 @@ impl Crawlers {
             .is_some_and(|id| !self.registry.get(id).obeys_robots)
     }
 
+    /// The crawler of registry id `id` (a signed line's signer).
+    pub fn by_id(&self, id: CrawlerId) -> Option<Known> {
+        self.known.get(id.index()).cloned()
+    }
+
     /// The search crawlers that fetch, in registry order.
     pub fn search(&self) -> impl Iterator<Item = &Known> {
         self.known

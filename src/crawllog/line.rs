@@ -3,8 +3,10 @@
 //! access log.
 //!
 //! The tab-separated format, in order: time (ISO 8601), client address, `"host"`, `"method"`,
-//! `"request URI"`, status, body bytes, `"User-Agent"`; quoted fields carry their escapes
-//! (`\"`, `\\`, `\t`, `\uXXXX` from nginx, `\xHH` from Apache), so no field holds a raw tab.
+//! `"request URI"`, status, body bytes, `"User-Agent"`, then `"Signature-Agent"`,
+//! `"Signature-Input"` and `"Signature"` (Web Bot Auth; lines of the older 8-field format have
+//! none); quoted fields carry their escapes (`\"`, `\\`, `\t`, `\uXXXX` from nginx, `\xHH`
+//! from Apache), so no field holds a raw tab. An empty or `-` header field is an absent header.
 
 use std::net::IpAddr;
 
@@ -26,10 +28,18 @@ pub struct Fetch {
     pub user_agent: String,
 }
 
+/// The Web Bot Auth headers a line carries (`Signature-Input` at least).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedSignature {
+    pub agent: Option<String>,
+    pub input: String,
+    pub signature: Option<String>,
+}
+
 /// Why a line is not a [`Fetch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum LineError {
-    #[error("not the sitemapd log format (8 tab-separated fields) nor Caddy's JSON")]
+    #[error("not the sitemapd log format (8 or 11 tab-separated fields) nor Caddy's JSON")]
     Shape,
     #[error("the time is not ISO 8601")]
     Time,
@@ -43,15 +53,25 @@ pub enum LineError {
 
 /// Parses one message of the access log.
 pub fn parse(message: &str) -> Result<Fetch, LineError> {
+    parse_signed(message).map(|(fetch, _)| fetch)
+}
+
+/// Parses one message of the access log, with the Web Bot Auth headers it carries.
+pub fn parse_signed(message: &str) -> Result<(Fetch, Option<LoggedSignature>), LineError> {
     let message = message.trim_end_matches(['\n', '\r']);
     if message.starts_with('{') {
         return parse_caddy(message);
     }
     let fields: Vec<&str> = message.split('\t').collect();
+    let (fields, signed) = match fields.len() {
+        8 => (&fields[..], None),
+        11 => (&fields[..8], Some(&fields[8..])),
+        _ => return Err(LineError::Shape),
+    };
     let [time, client, host, method, target, status, _bytes, user_agent] = fields[..] else {
         return Err(LineError::Shape);
     };
-    Ok(Fetch {
+    let fetch = Fetch {
         at: parse_time(time)?,
         client: client.trim().parse().map_err(|_| LineError::Client)?,
         host: unquote(host)?,
@@ -59,6 +79,32 @@ pub fn parse(message: &str) -> Result<Fetch, LineError> {
         target: unquote(target)?,
         status: parse_status(status.trim())?,
         user_agent: unquote(user_agent)?,
+    };
+    let signature = match signed {
+        Some([agent, input, signature]) => logged_signature(
+            present(unquote(agent)?),
+            present(unquote(input)?),
+            present(unquote(signature)?),
+        ),
+        _ => None,
+    };
+    Ok((fetch, signature))
+}
+
+/// A logged header's value; `None` for what web servers log for an absent one (`-`, empty).
+fn present(value: String) -> Option<String> {
+    (!value.is_empty() && value != "-").then_some(value)
+}
+
+fn logged_signature(
+    agent: Option<String>,
+    input: Option<String>,
+    signature: Option<String>,
+) -> Option<LoggedSignature> {
+    Some(LoggedSignature {
+        agent,
+        input: input?,
+        signature,
     })
 }
 
@@ -134,7 +180,7 @@ fn hex(digits: Option<&[u8]>) -> Option<u32> {
 /// Caddy's access log entry (`format json`): `ts`, `status`, and `request` with `client_ip`
 /// (Caddy ≥ 2.7, after its trusted proxies) or `remote_ip`, `host`, `method`, `uri` and
 /// `headers`.
-fn parse_caddy(message: &str) -> Result<Fetch, LineError> {
+fn parse_caddy(message: &str) -> Result<(Fetch, Option<LoggedSignature>), LineError> {
     let entry: serde_json::Value = serde_json::from_str(message).map_err(|_| LineError::Shape)?;
     let request = entry.get("request").ok_or(LineError::Shape)?;
     let text = |value: Option<&serde_json::Value>| {
@@ -157,22 +203,29 @@ fn parse_caddy(message: &str) -> Result<Fetch, LineError> {
         .and_then(|s| u16::try_from(s).ok())
         .filter(|s| (100..=999).contains(s))
         .ok_or(LineError::Status)?;
-    let user_agent = request
-        .get("headers")
-        .and_then(|h| h.get("User-Agent"))
-        .and_then(|ua| ua.get(0))
-        .and_then(|ua| ua.as_str())
-        .unwrap_or_default()
-        .to_string();
-    Ok(Fetch {
+    let header = |name: &str| caddy_header(request.get("headers"), name);
+    let fetch = Fetch {
         at,
         client,
         host: text(request.get("host"))?,
         method: text(request.get("method"))?,
         target: text(request.get("uri"))?,
         status,
-        user_agent,
-    })
+        user_agent: header("User-Agent").unwrap_or_default(),
+    };
+    let signature = logged_signature(
+        header("Signature-Agent"),
+        header("Signature-Input"),
+        header("Signature"),
+    );
+    Ok((fetch, signature))
+}
+
+/// A request header of Caddy's log (`{"Name": ["value", …]}`), its values joined with `, `.
+fn caddy_header(headers: Option<&serde_json::Value>, name: &str) -> Option<String> {
+    let values = headers?.get(name)?.as_array()?;
+    let values: Vec<&str> = values.iter().filter_map(|v| v.as_str()).collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }
 
 #[cfg(test)]
@@ -214,6 +267,29 @@ mod tests {
         assert_eq!(fetch.client, "66.249.66.1".parse::<IpAddr>().unwrap());
         assert_eq!(fetch.user_agent, "bingbot/2.0");
         assert_eq!(fetch.status, 404);
+    }
+
+    #[test]
+    fn signature_headers_follow_the_user_agent() {
+        let line = "2026-11-25T21:00:00+00:00\t127.0.0.1\t\"www.example.com\"\t\"GET\"\t\"/a\"\t200\t5\t\"Mozilla/5.0\"\t\"sig1=\\\"https://chatgpt.com\\\"\"\t\"sig1=(\\\"@authority\\\");tag=\\\"web-bot-auth\\\"\"\t\"sig1=:AAEC:\"";
+        let (fetch, signature) = parse_signed(line).unwrap();
+        assert_eq!(fetch.user_agent, "Mozilla/5.0");
+        let signature = signature.expect("signed");
+        assert_eq!(
+            signature.agent.as_deref(),
+            Some("sig1=\"https://chatgpt.com\"")
+        );
+        assert_eq!(
+            signature.input,
+            "sig1=(\"@authority\");tag=\"web-bot-auth\""
+        );
+        assert_eq!(signature.signature.as_deref(), Some("sig1=:AAEC:"));
+        let unsigned = "2026-11-25T21:00:00+00:00\t127.0.0.1\t\"h\"\t\"GET\"\t\"/a\"\t200\t5\t\"ua\"\t\"-\"\t\"\"\t\"-\"";
+        assert_eq!(parse_signed(unsigned).unwrap().1, None);
+        let caddy = r#"{"ts":1795640400,"status":200,"request":{"remote_ip":"127.0.0.1","host":"h","method":"GET","uri":"/","headers":{"Signature-Input":["sig1=()"],"Signature-Agent":["\"https://a.example\""]}}}"#;
+        let signature = parse_signed(caddy).unwrap().1.expect("signed");
+        assert_eq!(signature.agent.as_deref(), Some("\"https://a.example\""));
+        assert_eq!(signature.signature, None);
     }
 
     #[test]

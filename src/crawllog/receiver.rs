@@ -2,9 +2,11 @@
 //! and crawlers' requests handed to the writer through a bounded queue. A full queue drops the
 //! line and counts it: under a flood memory stays flat and the loss is visible.
 //!
-//! Each crawler's request gets its verdict here without stalling the socket: a verdict the
-//! verification engine knows now ([`Verifier::cached`]) goes with the line at once; otherwise
-//! the line waits off the loop ([`Verifier::later`]) and is queued when its verdict arrives.
+//! A line whose Web Bot Auth headers name a registry signer is that signer's crawler, whatever
+//! its User-Agent says; its signature is checked as the request path checks one, at the line's
+//! time. Each crawler's request gets its verdict here without stalling the socket: a verdict the
+//! verification engine knows now goes with the line at once; otherwise the line waits off the
+//! loop ([`Verifier::decide`]) and is queued when its verdict arrives.
 //! When too many claims already wait, a line is counted unverified (as the engine answers
 //! lookups beyond its rate) and `sitemapd_access_log_verify_busy_lines_total` shows it.
 
@@ -14,11 +16,11 @@ use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
 use super::crawlers::{Crawlers, Known};
-use super::line::{self, Fetch};
+use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
 use crate::crawlers::Trust;
-use crate::verify::Verifier;
+use crate::verify::{Claim, Message, SignatureHeaders, Signed, Verifier};
 
 /// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
 const DATAGRAM_BYTES: usize = 65_536;
@@ -53,27 +55,49 @@ impl Onward {
         }
     }
 
-    /// Queues the line with its verdict, now or once the lookup ends; never waits.
-    fn send(&self, fetch: Fetch, crawler: Known) {
-        if let Some(trust) = self.verifier.cached(crawler.id, fetch.client) {
-            return self.queue_line(Seen {
-                fetch,
-                crawler,
-                trust,
-            });
-        }
-        let (id, client) = (crawler.id, fetch.client);
+    /// Queues the line with its verdict, now or once the lookups end; never waits.
+    fn send(&self, fetch: Fetch, crawler: Known, signed: Option<Signed>) {
+        let claim = Claim {
+            crawler: crawler.id,
+            addr: fetch.client,
+            signed,
+            at: fetch.at,
+        };
         let onward = self.clone();
-        let waited = self.verifier.later(id, client, move |trust| {
+        let waited = self.verifier.decide(claim, move |verdict| {
             onward.queue_line(Seen {
                 fetch,
                 crawler,
-                trust,
+                trust: verdict.trust,
             })
         });
         if !waited {
             self.metrics.verify_busy.inc();
         }
+    }
+
+    /// The line's signature when its Web Bot Auth headers name a registry signer: the base is
+    /// rebuilt from what the line kept (method, Host, target and these headers).
+    fn signed(&self, fetch: &Fetch, logged: &LoggedSignature) -> Option<Signed> {
+        let field = |name: &str| match name {
+            "signature-agent" => logged.agent.clone(),
+            "signature-input" => Some(logged.input.clone()),
+            "signature" => logged.signature.clone(),
+            "user-agent" => Some(fetch.user_agent.clone()),
+            _ => None,
+        };
+        let message = Message {
+            method: &fetch.method,
+            authority: &fetch.host,
+            target: &fetch.target,
+            field: &field,
+        };
+        let headers = SignatureHeaders {
+            agent: logged.agent.as_deref(),
+            input: &logged.input,
+            signature: logged.signature.as_deref(),
+        };
+        self.verifier.signed(headers, &message)
     }
 
     fn queue_line(&self, seen: Seen) {
@@ -105,21 +129,27 @@ pub async fn receive(socket: UdpSocket, crawlers: Arc<Crawlers>, onward: Onward)
 /// Counts one line and queues it when it is a crawler's GET or HEAD.
 fn take_line(text: &str, crawlers: &Crawlers, onward: &Onward) {
     let metrics = &onward.metrics;
-    let fetch = match line::parse(syslog::message(text)) {
-        Ok(fetch) => fetch,
+    let (fetch, logged) = match line::parse_signed(syslog::message(text)) {
+        Ok(parsed) => parsed,
         Err(e) => {
             metrics.line("unparsed");
             tracing::debug!(error = %e, line = %text.chars().take(200).collect::<String>(), "access log line not parsed");
             return;
         }
     };
-    let crawler = crawlers
-        .classify(&fetch.user_agent)
-        .filter(|_| matches!(fetch.method.as_str(), "GET" | "HEAD"));
+    if !matches!(fetch.method.as_str(), "GET" | "HEAD") {
+        metrics.line("ignored");
+        return;
+    }
+    let signed = logged.and_then(|logged| onward.signed(&fetch, &logged));
+    let crawler = match &signed {
+        Some(signed) => crawlers.by_id(signed.crawler),
+        None => crawlers.classify(&fetch.user_agent),
+    };
     let Some(crawler) = crawler else {
         metrics.line("ignored");
         return;
     };
     metrics.line("parsed");
-    onward.send(fetch, crawler);
+    onward.send(fetch, crawler, signed);
 }

@@ -11,6 +11,7 @@ mod error;
 pub mod ledger;
 pub mod routes;
 pub mod server;
+mod signed;
 
 use std::future::Future;
 use std::io;
@@ -33,6 +34,7 @@ use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
+use crate::verify::Claim;
 use conditional::{http_date, is_not_modified, preferred_coding};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
@@ -277,9 +279,10 @@ impl App {
             .into_response()
     }
 
-    /// Notes a crawler's fetch of one of a site's files in the ledger, by its User-Agent and
-    /// what its client address proves (now, or once verification decides: never waited for),
-    /// with the version of the file its ETag names.
+    /// Notes a crawler's fetch of one of a site's files in the ledger, by the signer its Web Bot
+    /// Auth signature names or else its User-Agent, and what its signature and client address
+    /// prove (now, or once verification decides: never waited for), with the version of the
+    /// file its ETag names.
     fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, response: &Response) {
         let Some(name) = ledger::ledger_name(site, file) else {
             return;
@@ -289,14 +292,16 @@ impl App {
             .headers()
             .get(header::ETAG)
             .and_then(|v| v.to_str().ok());
-        let fetch = Fetch::of_etag(chrono::Utc::now().timestamp(), etag);
+        let now = chrono::Utc::now().timestamp();
+        let fetch = Fetch::of_etag(now, etag);
         let headers = request.headers();
-        let crawler = self.ledger.classify(
+        let by_user_agent = self.ledger.classify(
             headers
                 .get(header::USER_AGENT)
                 .and_then(|v| v.to_str().ok()),
         );
-        let Some(crawler) = crawler else {
+        let signed = signed::signature(&self.verifier, request);
+        let Some(crawler) = signed.as_ref().map(|s| s.crawler).or(by_user_agent) else {
             // "other" is never verified.
             let trust = Trust::Unverified;
             return self
@@ -310,14 +315,27 @@ impl App {
             .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |peer| {
                 client::client_addr(peer.0.ip(), headers, &self.trusted_proxies)
             });
-        if let Some(trust) = self.verifier.cached(crawler, addr) {
-            return self
-                .ledger
-                .record_fetch(Some(crawler), trust, &site.key, &name, status, fetch);
+        let claim = Claim {
+            crawler,
+            addr,
+            signed,
+            at: now,
+        };
+        if let Some(verdict) = self.verifier.claim_cached(&claim) {
+            self.verifier.tally(crawler, verdict);
+            return self.ledger.record_fetch(
+                Some(crawler),
+                verdict.trust,
+                &site.key,
+                &name,
+                status,
+                fetch,
+            );
         }
-        let (ledger, site) = (self.ledger.clone(), site.clone());
-        let waited = self.verifier.later(crawler, addr, move |trust| {
-            ledger.record_fetch(Some(crawler), trust, &site.key, &name, status, fetch)
+        let (ledger, site, verifier) = (self.ledger.clone(), site.clone(), self.verifier.clone());
+        let waited = self.verifier.decide(claim, move |verdict| {
+            verifier.tally(crawler, verdict);
+            ledger.record_fetch(Some(crawler), verdict.trust, &site.key, &name, status, fetch)
         });
         if !waited {
             self.ledger.metrics().verdicts_dropped.inc();

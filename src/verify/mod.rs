@@ -1,18 +1,24 @@
-//! Crawler verification: whether a client address proves the registry crawler its User-Agent
-//! claims — by the operator's published IP ranges, or by reverse DNS under an allowed suffix
-//! confirmed by a forward lookup. Checks run off the request path; [`Verifier::cached`] answers
-//! without waiting, [`Verifier::verdict`] waits for the lookups (bounded in time and rate).
+//! Crawler verification: whether a request proves the registry crawler it claims to be — by its
+//! client address (the operator's published IP ranges, or reverse DNS under an allowed suffix
+//! confirmed by a forward lookup) or by its Web Bot Auth signature ([`signature`]), verified
+//! when either method says so. Checks run off the request path; [`Verifier::cached`] and
+//! [`Verifier::claim_cached`] answer without waiting, [`Verifier::verdict`] and
+//! [`Verifier::claim_verdict`] wait for the lookups and key directories (bounded in time and
+//! rate).
 //!
 //! Client addresses are kept only in the bounded in-memory cache ([`cache`]), for their TTL:
 //! never written to the database or the logs.
 
 mod cache;
+mod claim;
 pub mod dns;
 mod lists;
 pub mod ranges;
+pub mod signature;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,9 +28,12 @@ use tokio::sync::{watch, Semaphore};
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::store::Store;
 use cache::{Bucket, Cache, Key};
+pub use claim::{Claim, Method, Verdict, VerifiedBy};
 use dns::Dns;
 pub use dns::DnsOutcome;
 use lists::{Lists, RangeAnswer};
+use signature::{directory::DirectoryStatus, Signatures};
+pub use signature::{Message, SignatureHeaders, Signed};
 
 /// What `CRAWLER_VERIFY` and `DNS_SERVER` say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +125,10 @@ pub struct Verifier {
     fetcher: Option<tokio::task::JoinHandle<()>>,
     /// Permits for the claims waiting in [`Verifier::later`].
     waiting: Arc<Semaphore>,
+    /// The registry's signer origins and their key directories.
+    signatures: Arc<Signatures>,
+    /// Per crawler, the requests each method verified ([`Verifier::tally`]).
+    verified_by: Box<[[AtomicU64; 3]]>,
 }
 
 /// The parts shared with the lookups and the fetcher running in their own tasks.
@@ -220,6 +233,8 @@ impl Verifier {
             lookups: Counter::default(),
             limited: Counter::default(),
         };
+        let signatures = Arc::new(Signatures::new(&registry));
+        let verified_by = registry.ids().map(|_| Default::default()).collect();
         Self {
             registry,
             settings,
@@ -227,6 +242,8 @@ impl Verifier {
             dns_group,
             fetcher: None,
             waiting: Arc::new(Semaphore::new(PENDING_VERDICTS)),
+            signatures,
+            verified_by,
         }
     }
 
@@ -239,6 +256,17 @@ impl Verifier {
     /// decided (verification off, a crawler with no method, a published range, a cached
     /// lookup); `None` when [`Verifier::verdict`] must look it up.
     pub fn cached(&self, crawler: CrawlerId, addr: IpAddr) -> Option<Trust> {
+        self.address_cached(crawler, addr).map(|v| v.trust)
+    }
+
+    /// The verdict for `addr` claiming `crawler`, looking it up when it is not cached. Bounded:
+    /// a lookup times out, lookups beyond the rate limit answer `Unverified` at once.
+    pub async fn verdict(&self, crawler: CrawlerId, addr: IpAddr) -> Trust {
+        self.address_verdict(crawler, addr).await.trust
+    }
+
+    /// [`Verifier::cached`], with the method that proved it.
+    fn address_cached(&self, crawler: CrawlerId, addr: IpAddr) -> Option<Verdict> {
         let addr = addr.to_canonical();
         let (ranges, group) = match self.methods(crawler, addr) {
             Ok(decided) => return Some(decided),
@@ -248,9 +276,8 @@ impl Verifier {
         Some(combine(outcome, ranges))
     }
 
-    /// The verdict for `addr` claiming `crawler`, looking it up when it is not cached. Bounded:
-    /// a lookup times out, lookups beyond the rate limit answer `Unverified` at once.
-    pub async fn verdict(&self, crawler: CrawlerId, addr: IpAddr) -> Trust {
+    /// [`Verifier::verdict`], with the method that proved it.
+    async fn address_verdict(&self, crawler: CrawlerId, addr: IpAddr) -> Verdict {
         let addr = addr.to_canonical();
         let (ranges, group) = match self.methods(crawler, addr) {
             Ok(decided) => return decided,
@@ -258,7 +285,7 @@ impl Verifier {
         };
         match self.engine.clone().lookup((group, addr)).await {
             Some(outcome) => combine(outcome, ranges),
-            None => Trust::Unverified,
+            None => Verdict::UNVERIFIED,
         }
     }
 
@@ -306,19 +333,19 @@ impl Verifier {
 
     /// The verdict when the ranges or the lack of a method decide it (`Ok`), else what the
     /// ranges said and the suffix set to look the address up under (`Err`).
-    fn methods(&self, crawler: CrawlerId, addr: IpAddr) -> Result<Trust, (RangeAnswer, u16)> {
+    fn methods(&self, crawler: CrawlerId, addr: IpAddr) -> Result<Verdict, (RangeAnswer, u16)> {
         let info = self.registry.get(crawler);
         if !self.settings.on || !info.is_verifiable() {
-            return Ok(Trust::Unverified);
+            return Ok(Verdict::UNVERIFIED);
         }
         let ranges = self.engine.lists.check(&info.verify_ranges, addr);
         if ranges == RangeAnswer::Inside {
-            return Ok(Trust::Verified);
+            return Ok(Verdict::by(Method::Ranges));
         }
         match self.dns_group.get(crawler.index()).copied().flatten() {
             Some(group) => Err((ranges, group)),
-            None if ranges == RangeAnswer::Outside => Ok(Trust::Forged),
-            None => Ok(Trust::Unverified),
+            None if ranges == RangeAnswer::Outside => Ok(Verdict::FORGED),
+            None => Ok(Verdict::UNVERIFIED),
         }
     }
 }
@@ -380,15 +407,15 @@ impl Engine {
 }
 
 /// The verdict from the DNS outcome and what the ranges said (not inside: that decided already).
-fn combine(outcome: DnsOutcome, ranges: RangeAnswer) -> Trust {
+fn combine(outcome: DnsOutcome, ranges: RangeAnswer) -> Verdict {
     match (outcome, ranges) {
-        (DnsOutcome::Confirmed, _) => Trust::Verified,
+        (DnsOutcome::Confirmed, _) => Verdict::by(Method::Dns),
         // Every method says no: the lists are loaded and lack it, or there are none.
-        (DnsOutcome::Denied, RangeAnswer::Outside | RangeAnswer::NoLists) => Trust::Forged,
+        (DnsOutcome::Denied, RangeAnswer::Outside | RangeAnswer::NoLists) => Verdict::FORGED,
         // A list never fetched says nothing.
-        (DnsOutcome::Denied, RangeAnswer::Unknown) => Trust::Unverified,
-        (DnsOutcome::Denied, RangeAnswer::Inside) => Trust::Verified,
-        (DnsOutcome::Failed, _) => Trust::Unverified,
+        (DnsOutcome::Denied, RangeAnswer::Unknown) => Verdict::UNVERIFIED,
+        (DnsOutcome::Denied, RangeAnswer::Inside) => Verdict::by(Method::Ranges),
+        (DnsOutcome::Failed, _) => Verdict::UNVERIFIED,
     }
 }
 

@@ -20,15 +20,15 @@ pub const HOST: &str = "www.example.com";
 
 /// A real nginx in the foreground with its own prefix, logging to `syslog` through the shipped
 /// snippet, answering every path itself (a site's pages; `/gone` is a 404).
-struct Nginx {
+pub struct Nginx {
     child: Child,
     binary: PathBuf,
     prefix: tempfile::TempDir,
-    port: u16,
+    pub port: u16,
 }
 
 impl Nginx {
-    fn start(syslog: SocketAddr) -> Self {
+    pub fn start(syslog: SocketAddr) -> Self {
         let binary = server_binary("nginx", "nginx-light");
         let prefix = tempfile::tempdir().unwrap();
         for dir in ["conf", "logs", "tmp"] {

@@ -42,6 +42,7 @@ mod replicas;
 mod requests;
 mod robots;
 mod serving;
+mod signatures;
 mod strategies;
 mod stylesheet;
 mod under_writes;

@@ -12,6 +12,7 @@ mod http;
 mod locks;
 mod rows;
 mod servers;
+mod signer;
 mod xml;
 
 pub use app::*;
@@ -22,4 +23,5 @@ pub use fixtures::*;
 pub use http::*;
 pub use rows::*;
 pub use servers::*;
+pub use signer::*;
 pub use xml::*;
