@@ -335,7 +335,14 @@ impl App {
         let (ledger, site, verifier) = (self.ledger.clone(), site.clone(), self.verifier.clone());
         let waited = self.verifier.decide(claim, move |verdict| {
             verifier.tally(crawler, verdict);
-            ledger.record_fetch(Some(crawler), verdict.trust, &site.key, &name, status, fetch)
+            ledger.record_fetch(
+                Some(crawler),
+                verdict.trust,
+                &site.key,
+                &name,
+                status,
+                fetch,
+            )
         });
         if !waited {
             self.ledger.metrics().verdicts_dropped.inc();
