@@ -179,12 +179,13 @@ for f in "${FILES[@]}"; do
   grep -q "/$slug/<" "$TMP/file.xml" && holder=${f%.gz} && break
 done
 [ -n "$holder" ] || abort "no file lists the post $slug"
-echo "UPDATE wp_posts SET post_modified_gmt = '2030-01-01 00:00:00', post_modified = '2030-01-01 00:00:00' WHERE ID = $target" | sql "$WDB"
+# A date before the seeded ones, never in the future (a future lastmod is left out).
+echo "UPDATE wp_posts SET post_modified_gmt = '2020-02-02 02:02:02', post_modified = '2020-02-02 02:02:02' WHERE ID = $target" | sql "$WDB"
 t=$(now)
 shown=
 for _ in $(seq 1 $((REFRESH * 10 + 300))); do
   "${CURL[@]}" -o "$TMP/file.xml" "$holder"
-  if tr '<' '\n' <"$TMP/file.xml" | grep -A3 "/$slug/" | grep -c '2030-01-01' >/dev/null; then
+  if tr '<' '\n' <"$TMP/file.xml" | grep -A3 "/$slug/" | grep -c '2020-02-02T02:02:02' >/dev/null; then
     shown=$(since "$t")
     break
   fi
