@@ -6,10 +6,14 @@
 //! the query (a `UNION`, a recursive CTE) is built only for the rows of that range, where one
 //! statement grouping the whole source by file built all of it at once.
 
+use futures::{StreamExt, TryStreamExt};
 use sqlx::Row;
 
 use super::super::{IdRange, StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
 use super::{impl_sql, Dialect};
+
+/// Files summarised at once, where the pool has room.
+const SUMMARIES_AT_ONCE: usize = 2;
 
 /// One part of a file's summary: rows of `table` (aliased `src`) whose `id` is in the file.
 /// The first file also holds the rows no id range holds (a NULL id, one beyond 64 bits).
@@ -98,22 +102,33 @@ impl_sql! {
         if !DB::SUMMARISES {
             return Ok(None);
         }
-        let mut summaries = Vec::with_capacity(thresholds.len() + 1);
-        for file in file_ranges(thresholds) {
-            // Not kept prepared: its text changes with the files' boundaries (kept, it would
-            // only fill the statement cache), and MariaDB 10.11 refuses to run a kept statement
-            // again when it sums a view whose column is an aggregate subquery.
-            let row = sqlx::query::<DB>(&statement::<DB>(&self.reads.source, file))
-                .persistent(false)
-                .fetch_optional(&self.pool)
-                .await?;
-            let summary: Option<String> = match row {
-                Some(row) => row.try_get("summary")?,
-                None => None,
-            };
-            summaries.push(summary.unwrap_or_default());
-        }
+        // Two files at a time where the pool has room: the database summarises on two cores.
+        let at_once = match self.pool.options().get_max_connections() {
+            0..=3 => 1,
+            _ => SUMMARIES_AT_ONCE,
+        };
+        let summaries = futures::stream::iter(file_ranges(thresholds))
+            .map(|file| self.file_summary(file))
+            .buffered(at_once)
+            .try_collect()
+            .await?;
         Ok(Some(summaries))
+    }
+
+    /// The summary of the file holding the ids of `file` (empty for no rows).
+    async fn file_summary(&self, file: IdRange) -> Result<String, StoreError> {
+        // Not kept prepared: its text changes with the files' boundaries (kept, it would only
+        // fill the statement cache), and MariaDB 10.11 refuses to run a kept statement again
+        // when it sums a view whose column is an aggregate subquery.
+        let row = sqlx::query::<DB>(&statement::<DB>(&self.reads.source, file))
+            .persistent(false)
+            .fetch_optional(&self.pool)
+            .await?;
+        let summary: Option<String> = match row {
+            Some(row) => row.try_get("summary")?,
+            None => None,
+        };
+        Ok(summary.unwrap_or_default())
     }
 }
 
