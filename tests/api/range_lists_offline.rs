@@ -103,6 +103,8 @@ async fn the_demo_fetches_no_range_list_and_says_nothing_of_them() {
     assert!(never_fetched, "{status:#}");
     server.terminate();
     let log = String::from_utf8(server.wait_with_output().await.stderr).unwrap();
-    assert!(!log.contains("WARN"), "{log}");
+    // sitemapd's own warnings: the driver's note of a slow pool acquire on a loaded machine
+    // says nothing of range lists.
+    assert!(!log.lines().any(|l| l.contains(" WARN sitemapd")), "{log}");
     assert!(!log.contains("IP range"), "{log}");
 }
