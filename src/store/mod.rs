@@ -189,6 +189,11 @@ impl Store {
         }
     }
 
+    /// Whether [`Store::source_stamp`] can say anything for this source.
+    pub fn keeps_change_stamps(&self) -> bool {
+        matches!(self, Store::Mysql(s) if !s.reads_built_in())
+    }
+
     /// The same database (and connection pool) read from another source table or view.
     pub fn for_source(&self, source: &str) -> Store {
         match self {

@@ -180,8 +180,13 @@ impl Sweeper {
         // refresh period, in case they are not.
         let follows_up = watched && group.source != BUILTIN_SOURCE;
         let mut follow_up: Option<Instant> = None;
+        // A view whose database stamps its tables' changes (MariaDB/MySQL, see `quiet.rs`) is
+        // looked at twice a period: a look at an idle view costs a few catalogue rows, and a
+        // change then shows within the period, its files' summaries included.
         let period = if watched {
             refresh.max(SAFETY_SWEEP)
+        } else if group.store.keeps_change_stamps() {
+            (refresh / 2).max(Duration::from_secs(1))
         } else {
             refresh
         };
