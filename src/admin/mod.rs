@@ -6,6 +6,7 @@
 pub mod access;
 mod audit;
 mod file;
+mod finding;
 pub mod status;
 pub mod tester;
 pub mod verification;

@@ -3,9 +3,11 @@
 //! each crawler fetched and is behind on; IndexNow and ping deliveries. Read from the served
 //! snapshots, the crawler ledger and the metrics: nothing here touches the database.
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde::Serialize;
 
+use super::finding::time;
+pub use super::finding::Finding;
 use super::verification::{verification, Verification};
 use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
 use crate::files::page_name;
@@ -101,14 +103,6 @@ pub struct Skipped {
     pub examples: Vec<String>,
     /// Whether the reason leaves the entry out (else one tag or extension row).
     pub drops_entry: bool,
-}
-
-/// Something the audit would have a site owner know.
-#[derive(Debug, Serialize)]
-pub struct Finding {
-    /// `error` (engines distrust it; `check` exits 1) or `warning`.
-    pub level: &'static str,
-    pub message: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -207,7 +201,7 @@ impl Status {
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
-        let verification = verification(app, &crawlers);
+        let verification = verification(app, forged_findings(&crawlers));
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
@@ -469,14 +463,26 @@ fn readiness(readiness: Readiness) -> &'static str {
     }
 }
 
-fn percent(part: usize, whole: usize) -> f64 {
-    (part as f64 * 1000.0 / whole as f64).round() / 10.0
+/// A finding for each search crawler whose name forged requests claimed.
+fn forged_findings(crawlers: &[CrawlerStatus]) -> Vec<Finding> {
+    crawlers
+        .iter()
+        .filter(|c| c.forged > 0 && c.purpose == Some(Purpose::Search.as_str()))
+        .map(|c| Finding {
+            level: "warning",
+            message: format!(
+                "{} forged request{} claimed to be {}: their addresses are not {}'s (those requests are not counted as its fetches)",
+                c.forged,
+                if c.forged == 1 { "" } else { "s" },
+                c.crawler,
+                if c.operator.is_empty() { "its operator" } else { c.operator.as_str() },
+            ),
+        })
+        .collect()
 }
 
-pub(super) fn time(unix: i64) -> String {
-    DateTime::<Utc>::from_timestamp(unix, 0)
-        .map(|t| t.to_rfc3339())
-        .unwrap_or_default()
+fn percent(part: usize, whole: usize) -> f64 {
+    (part as f64 * 1000.0 / whole as f64).round() / 10.0
 }
 
 #[cfg(test)]

@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use super::status::{time, CrawlerStatus, Finding};
-use crate::crawlers::Purpose;
+use super::finding::{time, Finding};
 use crate::state::App;
 
 /// What crawler verification does and found.
@@ -44,9 +43,9 @@ pub struct SignatureDirectoryStatus {
     pub error: Option<String>,
 }
 
-/// Whether verification is on, its range lists, and a finding for each search crawler whose name
-/// forged requests claimed.
-pub fn verification(app: &App, crawlers: &[CrawlerStatus]) -> Verification {
+/// Whether verification is on, its range lists and key directories, with `findings` (the
+/// status page's, of crawlers whose names forged requests claimed).
+pub fn verification(app: &App, findings: Vec<Finding>) -> Verification {
     let verifier = &app.verifier;
     let range_lists = verifier
         .range_lists()
@@ -66,20 +65,6 @@ pub fn verification(app: &App, crawlers: &[CrawlerStatus]) -> Verification {
             keys: directory.keys,
             fetched_at: directory.fetched_at.map(time),
             error: directory.error,
-        })
-        .collect();
-    let findings = crawlers
-        .iter()
-        .filter(|c| c.forged > 0 && c.purpose == Some(Purpose::Search.as_str()))
-        .map(|c| Finding {
-            level: "warning",
-            message: format!(
-                "{} forged request{} claimed to be {}: their addresses are not {}'s (those requests are not counted as its fetches)",
-                c.forged,
-                if c.forged == 1 { "" } else { "s" },
-                c.crawler,
-                if c.operator.is_empty() { "its operator" } else { c.operator.as_str() },
-            ),
         })
         .collect();
     Verification {

@@ -260,7 +260,7 @@ impl Registry {
                 }
             }
         }
-        let matcher = Matcher::new(&crawlers);
+        let matcher = Matcher::new(crawlers.iter().map(|c| c.user_agent.as_slice()));
         Ok(Registry {
             crawlers,
             names,
@@ -318,7 +318,7 @@ impl Registry {
     /// an address or comment text: see [`super::user_agent`]), ignoring ASCII case, in the first
     /// [`USER_AGENT_SCAN_BYTES`] bytes. No allocation.
     pub fn classify(&self, user_agent: &str) -> Option<CrawlerId> {
-        self.matcher.classify(user_agent.as_bytes())
+        self.matcher.classify(user_agent.as_bytes()).map(CrawlerId)
     }
 
     /// Every crawler of `purpose`, in file order.

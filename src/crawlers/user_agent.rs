@@ -16,8 +16,6 @@
 //! So `+https://openai.com/adsbot` (after `/` or `.`), `spider-feedback@bytedance.com` (followed
 //! by `-`) and the `code` of `(source code at …)` (comment text, no version) name nobody.
 
-use crate::crawlers::registry::{CrawlerId, CrawlerInfo};
-
 /// How much of a User-Agent [`Matcher::classify`] reads: real crawlers name themselves well
 /// within it, and a huge header costs no more than this.
 pub const USER_AGENT_SCAN_BYTES: usize = 512;
@@ -32,16 +30,18 @@ const PRODUCT_END: &[u8] = b"/;) ";
 /// compares in place only the patterns that start with the byte at a possible product start.
 #[derive(Clone, Debug)]
 pub(crate) struct Matcher {
-    buckets: Vec<Vec<(Box<[u8]>, CrawlerId)>>,
+    /// Each pattern with the position (in the registry) of the crawler it names.
+    buckets: Vec<Vec<(Box<[u8]>, u16)>>,
 }
 
 impl Matcher {
-    pub(crate) fn new(crawlers: &[CrawlerInfo]) -> Self {
-        let mut buckets: Vec<Vec<(Box<[u8]>, CrawlerId)>> = vec![Vec::new(); 256];
-        for (i, crawler) in crawlers.iter().enumerate() {
-            for pattern in &crawler.user_agent {
+    /// The matcher of each crawler's patterns, crawlers named by their position in `patterns`.
+    pub(crate) fn new<'a>(patterns: impl IntoIterator<Item = &'a [String]>) -> Self {
+        let mut buckets: Vec<Vec<(Box<[u8]>, u16)>> = vec![Vec::new(); 256];
+        for (i, crawler) in patterns.into_iter().enumerate() {
+            for pattern in crawler {
                 let lower: Box<[u8]> = pattern.to_ascii_lowercase().into_bytes().into();
-                buckets[usize::from(lower[0])].push((lower, CrawlerId(i as u16)));
+                buckets[usize::from(lower[0])].push((lower, i as u16));
             }
         }
         for bucket in &mut buckets {
@@ -53,9 +53,9 @@ impl Matcher {
 
     /// The crawler whose longest pattern stands as a product in the first
     /// [`USER_AGENT_SCAN_BYTES`] bytes of `user_agent`, if any.
-    pub(crate) fn classify(&self, user_agent: &[u8]) -> Option<CrawlerId> {
+    pub(crate) fn classify(&self, user_agent: &[u8]) -> Option<u16> {
         let scanned = &user_agent[..user_agent.len().min(USER_AGENT_SCAN_BYTES)];
-        let mut best: Option<(usize, CrawlerId)> = None;
+        let mut best: Option<(usize, u16)> = None;
         let mut depth = 0usize;
         for start in 0..scanned.len() {
             if start > 0 {
