@@ -186,6 +186,37 @@ ensure_web_bot_auth_signer() {
     || die "cannot install the Web Bot Auth test signer: npm ci --prefix tests/signer"
 }
 
+# The packages the checks below would each install, in one apt-get run (one index update, one
+# download), so that a fresh machine pays for apt once. A tool still missing afterwards is named
+# by its own check.
+install_missing_packages() {
+  local missing=() tool package
+  postgres_reachable || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql postgresql-client)
+  mysql_reachable || command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || command -v mysqld >/dev/null \
+    || missing+=(mariadb-server mariadb-client)
+  for tool in xmllint:libxml2-utils jing:jing nginx:nginx-light apache2:apache2 caddy:caddy dnsmasq:dnsmasq \
+    logger:bsdutils node:nodejs npm:npm; do
+    package=${tool#*:}
+    tool=${tool%%:*}
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || missing+=("$package")
+  done
+  /usr/bin/python3 -c 'import feedparser' >/dev/null 2>&1 || python3 -c 'import feedparser' >/dev/null 2>&1 \
+    || missing+=(python3-feedparser)
+  [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+    || command -v google-chrome >/dev/null || missing+=(chromium)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  apt_install "${missing[@]}" || say "could not install ${missing[*]}; the checks below say what is missing"
+}
+
+# The tests compile while the machine is prepared (installs wait on the network and the disk,
+# the compiler on the cores); its output is shown if it fails.
+mkdir -p target
+BUILD_LOG=target/test-build.log
+cargo test --all-targets --no-run "$@" >"$BUILD_LOG" 2>&1 &
+BUILD_PID=$!
+trap 'kill "$BUILD_PID" 2>/dev/null || true' EXIT
+
+install_missing_packages
 ensure_postgres
 ensure_mysql
 drop_stale_test_databases
@@ -196,4 +227,9 @@ ensure_llms_txt
 ensure_chromium
 ensure_test_servers
 ensure_web_bot_auth_signer
+if ! wait "$BUILD_PID"; then
+  cat "$BUILD_LOG" >&2
+  die "the tests do not compile (cargo test --all-targets --no-run)"
+fi
+trap - EXIT
 cargo test --all-targets "$@"
