@@ -5,7 +5,8 @@
 # installed here), xmllint (Debian package libxml2-utils) for validating against the sitemaps.org schemas,
 # feedparser (Debian package python3-feedparser) for reading feeds back, the llms-txt Python
 # package (pip) for reading llms.txt back with the format's reference parser,
-# headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl, and
+# the PostgreSQL server binaries (Debian package postgresql) for a primary and standby of the
+# replica tests' own, headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl, and
 # nginx, Apache, Caddy and dnsmasq for the crawl-log and crawler-verification tests.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
@@ -120,6 +121,17 @@ drop_stale_test_databases() {
   done
 }
 
+# The replica tests make a primary and a streaming standby of their own (initdb, pg_ctl,
+# pg_basebackup), run as the postgres user when the tests run as root.
+ensure_postgres_server_binaries() {
+  if ! ls /usr/lib/postgresql/*/bin/pg_basebackup >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_install postgresql || die "the PostgreSQL server binaries are missing: install them (Debian: apt-get install postgresql)"
+  fi
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+    die "the replica tests run PostgreSQL as the postgres user, which is missing (Debian: apt-get install postgresql creates it)"
+  fi
+}
+
 ensure_xmllint() {
   command -v xmllint >/dev/null && return 0
   apt_install libxml2-utils || die "xmllint is missing: install it (Debian: apt-get install libxml2-utils)"
@@ -218,6 +230,7 @@ trap 'kill "$BUILD_PID" 2>/dev/null || true' EXIT
 
 install_missing_packages
 ensure_postgres
+ensure_postgres_server_binaries
 ensure_mysql
 drop_stale_test_databases
 ensure_xmllint

@@ -172,12 +172,12 @@ impl Service {
         }
         let store = Store::connect(&config.database()).await?;
         store.migrate().await?;
-        for (source, watch) in watch_sources(&store, config).await {
+        for (source, watch, reader) in watch_sources(&store, config).await? {
             match watch {
                 Watch::Failed(_) => tracing::warn!("{}", watch.describe(&source)),
                 _ => tracing::info!("{}", watch.describe(&source)),
             }
-            if let Some(warning) = store.range_reads(&source).await.warning(&source) {
+            if let Some(warning) = reader.range_reads(&source).await.warning(&source) {
                 tracing::warn!("{warning}");
             }
         }
@@ -195,11 +195,14 @@ impl Service {
                 &crawlers,
             ));
             let mut groups = Vec::with_capacity(site_config.groups.len());
+            let site_store = store
+                .for_site(site_config.source_database_url.as_ref())
+                .await?;
             for group_config in &site_config.groups {
                 let settings = group_settings(config, site_config, group_config, &robots);
                 let (group, stale) = Group::new(
                     settings,
-                    store.for_source(&group_config.source),
+                    site_store.for_source(&group_config.source),
                     Utc::now().timestamp(),
                 );
                 // Before any sweep of any site: no site clears removed URLs another reads.
@@ -351,15 +354,30 @@ impl Service {
 }
 
 /// Has the changes behind each group's source logged where the database allows it (once per
-/// source, in the order of the sites and their groups); says what was done for each.
-pub async fn watch_sources(store: &Store, config: &Config) -> Vec<(String, Watch)> {
-    let mut done: Vec<(String, Watch)> = Vec::new();
-    for group in config.sites.iter().flat_map(|site| &site.groups) {
-        if done.iter().all(|(source, _)| *source != group.source) {
-            done.push((group.source.clone(), store.watch(&group.source).await));
+/// source and source database, in the order of the sites and their groups); says what was done
+/// for each, with the store that reads it.
+pub async fn watch_sources(
+    store: &Store,
+    config: &Config,
+) -> Result<Vec<(String, Watch, Store)>, StoreError> {
+    let mut done: Vec<(String, Option<&crate::config::DatabaseUrl>, Watch, Store)> = Vec::new();
+    for site in &config.sites {
+        let reader = store.for_site(site.source_database_url.as_ref()).await?;
+        for group in &site.groups {
+            let database = site.source_database_url.as_ref();
+            if done
+                .iter()
+                .all(|(source, db, ..)| *source != group.source || *db != database)
+            {
+                let watch = reader.watch(&group.source).await;
+                done.push((group.source.clone(), database, watch, reader.clone()));
+            }
         }
     }
-    done
+    Ok(done
+        .into_iter()
+        .map(|(source, _, watch, reader)| (source, watch, reader))
+        .collect())
 }
 
 /// Background tasks that end when this is dropped.

@@ -28,7 +28,7 @@ pub async fn migrate(config: &Config) -> Result<i32, StartError> {
     let store = Store::connect(&config.database()).await?;
     store.migrate().await?;
     println!("migrations applied to {}", config.database_url);
-    for (source, watch) in app::watch_sources(&store, config).await {
+    for (source, watch, _) in app::watch_sources(&store, config).await? {
         println!("{}", watch.describe(&source));
     }
     Ok(0)
@@ -59,7 +59,10 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
     for warning in &robots.warnings {
         println!("warning: {warning}");
     }
-    let store = Store::connect(&config.database()).await?;
+    let store = Store::connect(&config.database())
+        .await?
+        .for_site(site.source_database_url.as_ref())
+        .await?;
     let mut worst = 0;
     for group_config in &site.groups {
         if let Some(name) = &group_config.name {

@@ -61,7 +61,7 @@ pub fn addresses(config: &Config) -> String {
 pub async fn prepare(config: &Config) -> Result<(), StartError> {
     let store = Store::connect(&config.database()).await?;
     store.migrate().await?;
-    let Store::Sqlite(sqlite) = &store else {
+    let Some(sqlite) = store.embedded() else {
         tracing::info!("demo on a non-SQLite database: using its entries as they are");
         return Ok(());
     };

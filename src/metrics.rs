@@ -72,6 +72,8 @@ pub struct Metrics {
     pub files: Family<GroupLabels, Gauge>,
     /// 1 for each site this replica keeps current (holds the lease of), 0 where it follows.
     pub lease_held: Family<SiteLabels, Gauge>,
+    /// How far behind its primary each site's source database is (SOURCE_DATABASE_URL).
+    pub source_lag: Family<SiteLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
     /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
@@ -104,6 +106,7 @@ impl Metrics {
             entries_skipped: Family::default(),
             files: Family::default(),
             lease_held: Family::default(),
+            source_lag: Family::default(),
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
             crawl_log: crate::crawllog::CrawlLogMetrics::default(),
@@ -178,6 +181,13 @@ impl Metrics {
             m.lease_held.clone(),
         );
         registry.register(
+            "source_lag_seconds",
+            "How far behind its primary the database a site's entries are read from is \
+             (SOURCE_DATABASE_URL: a standby's replay lag, a replica's Seconds_Behind_Source); \
+             NaN while not known",
+            m.source_lag.clone(),
+        );
+        registry.register(
             "entries_skipped",
             "Entries (and extension rows) left out, by site, group and reason",
             m.entries_skipped.clone(),
@@ -207,6 +217,13 @@ impl Metrics {
                 })
                 .set(count as i64);
         }
+    }
+
+    /// What a site's source database last said of its lag (`None`: not known).
+    pub fn record_source_lag(&self, site: &str, lag_seconds: Option<f64>) {
+        self.source_lag
+            .get_or_create(&SiteLabels { site: site.into() })
+            .set(lag_seconds.unwrap_or(f64::NAN));
     }
 
     /// The Prometheus text exposition.

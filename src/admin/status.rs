@@ -51,6 +51,9 @@ pub struct SiteStatus {
     pub policy: Option<crate::robots::PolicySummary>,
     /// Which replica keeps the site's files current (holds its lease), as far as this one knows.
     pub kept_current_by: Option<crate::site::Keeper>,
+    /// The database the entries are read from, when it is not the state's (its role and lag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_database: Option<crate::store::SourceStatus>,
     pub groups: Vec<GroupStatus>,
     /// Where the site's llms.txt is served; `None` when it serves none.
     pub llms_url: Option<String>,
@@ -226,6 +229,7 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
         index_url: site.files().file_url(crate::files::INDEX),
         readiness: readiness(site.readiness()),
         kept_current_by: site.keeper(),
+        source_database: site.first().store.source_status(),
         policy,
         groups,
         llms_url: site.first().llms.as_ref().and_then(|_| {

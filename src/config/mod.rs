@@ -21,6 +21,7 @@ mod not_yet;
 mod notify;
 mod robots;
 mod sites_file;
+mod source_database;
 mod verify;
 
 pub use crate::notify::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
@@ -165,6 +166,7 @@ impl Config {
     pub fn database(&self) -> crate::store::Connection<'_> {
         crate::store::Connection {
             database_url: &self.database_url,
+            source_database_url: self.first_site().source_database_url.as_ref(),
             max_connections: self.max_connections,
             statement_timeout: self.statement_timeout,
             first_source: &self.first_site().groups[0].source,
@@ -206,9 +208,12 @@ impl Config {
                     robots_template: robots_template.clone(),
                     llms: llms::site_llms(&llms, None, None, None),
                     robots,
+                    source_database_url: None,
                 }]
             }
         };
+        let sites =
+            source_database::with_source_databases(vars, sites, &database_url(vars, defaults)?)?;
         Ok(Self {
             crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
             verify: verify::verify_settings(vars)?,

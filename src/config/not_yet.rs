@@ -1,20 +1,13 @@
 //! Settings the contract names that this release does not implement yet: refused at start with
-//! one line (exit 2), so that nobody runs believing them honoured (`SOURCE_DATABASE_URL` unread would
-//! mean sitemapd reading and writing `DATABASE_URL`, the primary, instead of a replica).
+//! one line (exit 2), so that nobody runs believing them honoured.
 
 use super::{ConfigError, Vars};
 
 /// The settings, and what to do instead for now.
-const NOT_YET: [(&str, &str); 2] = [
-    (
-        "SOURCE_DATABASE_URL",
-        "unset (this release reads the entries from DATABASE_URL, where it keeps its state too)",
-    ),
-    (
+const NOT_YET: [(&str, &str); 1] = [(
         "CACHE_PURGE",
         "unset (this release sends no purges: give a cache in front a short TTL, or purge on the ETag changing)",
-    ),
-];
+)];
 
 /// `Err` naming the first such setting that is set.
 pub(super) fn refuse_unimplemented(vars: &Vars) -> Result<(), ConfigError> {

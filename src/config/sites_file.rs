@@ -22,6 +22,9 @@ pub struct SiteConfig {
     pub llms: Option<crate::llms::LlmsConfig>,
     /// ROBOTS_POLICY and ROBOTS_CONTENT_SIGNAL, or the site's `[site.robots]`.
     pub robots: SiteRobots,
+    /// Where the site's entries are read (`source_database_url`, else `SOURCE_DATABASE_URL`);
+    /// `None`: from `DATABASE_URL`.
+    pub source_database_url: Option<super::DatabaseUrl>,
 }
 
 impl SiteConfig {
@@ -44,6 +47,7 @@ struct SiteEntry {
     name: Option<String>,
     description: Option<String>,
     robots: Option<RobotsEntry>,
+    source_database_url: Option<String>,
 }
 
 /// One `[[site.group]]` table, as written.
@@ -89,8 +93,9 @@ pub(super) fn read_sites_file(
     let file: SitesFile = toml::from_str(&text).map_err(|e| {
         let message = e.message().to_string();
         fail(format!(
-            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, robots_template, \
-             [site.robots] and [[site.group]] tables ({message})"
+            "a TOML file of [[site]] tables with base_url, sitemaps_url, source, \
+             source_database_url, robots_template, [site.robots] and [[site.group]] tables \
+             ({message})"
         ))
     })?;
     if file.site.is_empty() {
@@ -148,6 +153,13 @@ pub(super) fn read_sites_file(
                 other + 1
             )));
         }
+        let source_database_url = match &entry.source_database_url {
+            Some(value) => Some(
+                super::source_database::parse(value)
+                    .map_err(|e| fail(format!("site {n}: source_database_url {e}")))?,
+            ),
+            None => None,
+        };
         let site_llms = super::llms::site_llms(llms, entry.llms_txt, entry.name, entry.description);
         let robots = with_entry(default_robots, entry.robots, n, registry)
             .map_err(|e| fail(format!("site {n}: {e}")))?;
@@ -158,6 +170,7 @@ pub(super) fn read_sites_file(
             robots_template: entry.robots_template.or_else(|| default_template.cloned()),
             llms: site_llms,
             robots,
+            source_database_url,
         });
     }
     Ok(sites)

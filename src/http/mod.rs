@@ -265,6 +265,12 @@ impl App {
                 );
             }
         }
+        for site in &self.sites {
+            if let Some(source) = site.first().store.source_status() {
+                self.metrics
+                    .record_source_lag(&site.key, source.lag_seconds);
+            }
+        }
         let changed = ledger::ChangeTimes::of(&self.sites);
         self.ledger
             .refresh_files_behind(|site, file| changed.get(site, file));

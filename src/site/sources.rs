@@ -90,13 +90,28 @@ async fn check_all(sites: &[std::sync::Arc<Site>]) -> Result<(), String> {
         .flat_map(|site| &site.groups)
         .filter(|group| group.news.is_none());
     for group in groups {
+        // A source database of its own that did not answer its last look (every 5 s) is down,
+        // however long a connection attempt would wait.
+        if let Some(error) = group.store.source_status().and_then(|s| s.error) {
+            tracing::warn!(source = %group.source, %error, "the source database cannot be read");
+            return Err(format!(
+                "the source {} cannot be read from SOURCE_DATABASE_URL",
+                group.source
+            ));
+        }
         let nothing = IdRange { first: 1, last: 0 };
         let mut rows = group.store.entries(nothing, Namespaces::default());
         while let Some(row) = rows.next().await {
             if let Err(e) = row {
                 // The cause (SQL, the database's words) goes to the log, not to the probe.
                 tracing::warn!(source = %group.source, error = %crate::error::Chain(&e), "a source cannot be read");
-                return Err(format!("the source {} cannot be read", group.source));
+                return Err(match group.store.reads_a_replica() {
+                    true => format!(
+                        "the source {} cannot be read from SOURCE_DATABASE_URL",
+                        group.source
+                    ),
+                    false => format!("the source {} cannot be read", group.source),
+                });
             }
         }
     }

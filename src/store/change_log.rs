@@ -1,13 +1,18 @@
 //! The change log our triggers keep on every backend: each reader reads it after its own cursor
 //! (which a site stores, so a restarted service reads only what changed while it was stopped),
 //! and turns what it finds into [`Change`]s.
+//!
+//! The log is read from the source database; the cursors are kept in the state database. A
+//! source database of its own (a standby) holds a log only where our migrations were applied
+//! to its primary: it is then read as it replays, never trimmed nor written, and polled (a
+//! standby cannot LISTEN). Statements: `sql/change_log.rs`.
 
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::Notify;
 
-use super::{Change, IdRange};
+use super::{Backend, Change, IdRange, Store, StoreError};
 
 /// How often the change log of a database that cannot notify (MySQL, SQLite) is read.
 const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
@@ -60,7 +65,7 @@ impl LogReading {
 
 /// Where a consumer of a change log stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LogCursor {
+struct LogCursor {
     pub version: i64,
     pub top: Option<i64>,
 }
@@ -117,18 +122,89 @@ impl ChangeFeed {
     }
 }
 
+impl Store {
+    /// The changes our triggers log for `source`, read after `resume` (the cursor a site
+    /// stored with its files) when the log still holds what followed it, else after the
+    /// current version. Sources nothing logs (views) get a feed that never yields.
+    pub async fn changes(&self, source: &str, resume: Option<i64>) -> ChangeFeed {
+        let Ok(Some((current, top))) = self.change_version(source).await else {
+            return ChangeFeed::silent();
+        };
+        // A cursor beyond the log's version belongs to another database (restored, recreated).
+        let resumed_at = resume.filter(|cursor| *cursor <= current);
+        let start = LogCursor {
+            version: resumed_at.unwrap_or(current),
+            // The highest id when the cursor was stored is not known: a TRUNCATE while stopped
+            // is found by the background verification instead.
+            top: if resumed_at.is_some() { None } else { top },
+        };
+        let wake = match (&self.source, &self.replica) {
+            (Backend::Postgres(s), None) => Some(s.wake_on_notify()),
+            _ => None,
+        };
+        let log = SourceLog {
+            store: self.clone(),
+            source: source.to_string(),
+        };
+        ChangeFeed {
+            start: Some(start.version),
+            resumed: resumed_at.is_some(),
+            changes: poll_change_log(start, log, wake),
+        }
+    }
+
+    /// The version of `source`'s change log and its highest id; `None` when nothing logs it.
+    pub(super) async fn change_version(
+        &self,
+        source: &str,
+    ) -> Result<Option<(i64, Option<i64>)>, StoreError> {
+        from_source!(self, s => s.change_version(source).await)
+    }
+
+    async fn read_change_log(&self, source: &str, after: i64) -> Result<LogReading, StoreError> {
+        from_source!(self, s => s.read_change_log(source, after).await)
+    }
+
+    /// Trims the log behind every reader; never on a source database of its own.
+    async fn trim_change_log(&self, source: &str, through: i64) -> Result<(), StoreError> {
+        if self.replica.is_some() {
+            return Ok(());
+        }
+        on!(&self.source, s => s.trim_change_log(source, through).await)
+    }
+
+    /// Logs a change of `range` in `source`'s change log (false: the source has none, or is a
+    /// database of its own, where sitemapd writes nothing).
+    pub async fn log_change(&self, source: &str, range: IdRange) -> Result<bool, StoreError> {
+        if self.replica.is_some() {
+            return Ok(false);
+        }
+        on!(&self.source, s => s.log_change(source, range).await)
+    }
+
+    /// The change-log version the site's stored files cover.
+    pub async fn load_cursor(&self, site: &str) -> Result<Option<i64>, StoreError> {
+        on!(&self.state, s => s.load_cursor(site).await)
+    }
+
+    /// Records that the site's stored files cover the change log through `version`.
+    pub async fn save_cursor(&self, site: &str, version: i64) -> Result<(), StoreError> {
+        on!(&self.state, s => s.save_cursor(site, version).await)
+    }
+}
+
 /// One source's change log as one reader reads it.
 #[derive(Clone)]
-pub(crate) struct SourceLog {
-    pub store: super::Store,
-    pub source: String,
+struct SourceLog {
+    store: Store,
+    source: String,
 }
 
 /// Reads `log` from `start` on, whenever `wake` is notified (PostgreSQL's NOTIFY) and at least
 /// every [`CHANGE_POLL`] (every [`WOKEN_POLL`] when woken by notifications), yielding each change
 /// and trimming the log behind it to [`CHANGE_LOG_RETAINED`] versions. Read errors are retried
 /// at the next poll.
-pub(crate) fn poll_change_log(
+fn poll_change_log(
     start: LogCursor,
     log: SourceLog,
     wake: Option<Arc<Notify>>,

@@ -57,19 +57,11 @@ impl_sql! {
 impl Store {
     /// Every stored crawler range list.
     pub async fn crawler_ranges(&self) -> Result<Vec<StoredRanges>, StoreError> {
-        match self {
-            Store::Postgres(s) => s.crawler_ranges().await,
-            Store::Mysql(s) => s.crawler_ranges().await,
-            Store::Sqlite(s) => s.crawler_ranges().await,
-        }
+        on!(&self.state, s => s.crawler_ranges().await)
     }
 
     /// Stores a fetched range list, replacing the older copy of its URL.
     pub async fn save_crawler_ranges(&self, list: &StoredRanges) -> Result<(), StoreError> {
-        match self {
-            Store::Postgres(s) => s.save_crawler_ranges(list).await,
-            Store::Mysql(s) => s.save_crawler_ranges(list).await,
-            Store::Sqlite(s) => s.save_crawler_ranges(list).await,
-        }
+        on!(&self.state, s => s.save_crawler_ranges(list).await)
     }
 }

@@ -10,6 +10,11 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("{applied} of {known} migrations applied; run `sitemapd migrate`")]
     MigrationsPending { applied: i64, known: i64 },
+    #[error(
+        "the entries are read from SOURCE_DATABASE_URL, where sitemapd writes nothing: import \
+         into the source's primary (DATABASE_URL set to it, SOURCE_DATABASE_URL unset)"
+    )]
+    ReadOnlySource,
 }
 
 impl StoreError {
@@ -24,6 +29,20 @@ impl StoreError {
         let code = code.as_deref().unwrap_or_default();
         // SQLite: SQLITE_BUSY (5) and its extended codes (…, 517 BUSY_SNAPSHOT).
         code.starts_with("40") || code.parse::<u32>().is_ok_and(|c| c & 0xff == 5)
+    }
+
+    /// Whether a read of a source database of its own may succeed when run again: the server
+    /// cancelled it because of replication (a standby's conflict with recovery: SQLSTATE
+    /// 40001, or 40P01 for a buffer-pin deadlock, 57P01 where recovery ended the session; a
+    /// MySQL/MariaDB deadlock). A refused connection is not: a source that cannot be read says
+    /// so at once (`/readyz`).
+    pub fn is_cancelled_by_replication(&self) -> bool {
+        let StoreError::Database(sqlx::Error::Database(e)) = self else {
+            return false;
+        };
+        let code = e.code();
+        let code = code.as_deref().unwrap_or_default();
+        code.starts_with("40") || code == "57P01"
     }
 }
 

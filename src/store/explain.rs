@@ -6,7 +6,9 @@
 
 use sqlx::Row;
 
-use super::{quote_identifier, rows::quote_identifier_with, Store, StoreError, BUILTIN_SOURCE};
+use super::{
+    quote_identifier, rows::quote_identifier_with, Backend, Store, StoreError, BUILTIN_SOURCE,
+};
 
 /// Sources estimated at fewer rows than this are read whole cheaply, whatever their shape.
 const WORTH_ASKING: f64 = 10_000.0;
@@ -45,10 +47,10 @@ impl Store {
         if source == BUILTIN_SOURCE {
             return RangeReads::Bounded;
         }
-        let estimates = match self {
-            Store::Mysql(s) => mysql_estimates(s.pool(), source).await,
-            Store::Postgres(s) => postgres_estimates(s.pool(), source).await,
-            Store::Sqlite(_) => return RangeReads::Unknown,
+        let estimates = match &self.source {
+            Backend::Mysql(s) => mysql_estimates(s.pool(), source).await,
+            Backend::Postgres(s) => postgres_estimates(s.pool(), source).await,
+            Backend::Sqlite(_) => return RangeReads::Unknown,
         };
         match estimates {
             Ok(Some((one_id, all))) => judge(one_id, all),

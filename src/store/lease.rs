@@ -6,7 +6,7 @@
 use sqlx::{Connection, MySqlConnection, PgConnection};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{Store, StoreError};
+use super::{Backend, Store, StoreError};
 
 /// A connection that can take, and then holds, one site's lease.
 pub enum LeaseConnection {
@@ -26,18 +26,18 @@ impl Store {
     /// Whether several replicas can share this database (SQLite is one process's file: the
     /// one replica keeps every site current, with no lease).
     pub fn shared_by_replicas(&self) -> bool {
-        !matches!(self, Store::Sqlite(_))
+        !matches!(self.state, Backend::Sqlite(_))
     }
 
     /// Opens the connection `site`'s lease is taken and held with.
     pub async fn lease_connection(&self, site: &str) -> Result<LeaseConnection, StoreError> {
         let hash = xxh3_64(format!("sitemapd lease {site}").as_bytes());
-        Ok(match self {
-            Store::Postgres(s) => LeaseConnection::Postgres {
+        Ok(match &self.state {
+            Backend::Postgres(s) => LeaseConnection::Postgres {
                 conn: s.pool.acquire().await?.detach(),
                 key: hash as i64,
             },
-            Store::Mysql(s) => {
+            Backend::Mysql(s) => {
                 let mut conn = s.pool.acquire().await?.detach();
                 // GET_LOCK names are server-wide: the database's name goes in, so two
                 // deployments on one server (or two tests) never share a lease.
@@ -49,8 +49,30 @@ impl Store {
                 .await?;
                 LeaseConnection::Mysql { conn, name }
             }
-            Store::Sqlite(_) => LeaseConnection::Single,
+            Backend::Sqlite(_) => LeaseConnection::Single,
         })
+    }
+}
+
+impl Store {
+    /// The version of `key`'s stored state (bumped by every save of it): 0 before the first.
+    pub async fn state_version(&self, key: &str) -> Result<i64, StoreError> {
+        on!(&self.state, s => s.state_version(key).await)
+    }
+
+    /// Notes `holder` as the replica keeping `site` current since `since`.
+    pub async fn note_holder(
+        &self,
+        site: &str,
+        holder: &str,
+        since: i64,
+    ) -> Result<(), StoreError> {
+        on!(&self.state, s => s.note_holder(site, holder, since).await)
+    }
+
+    /// The replica noted as keeping `site` current, and since when (unix seconds).
+    pub async fn holder(&self, site: &str) -> Result<Option<(String, i64)>, StoreError> {
+        on!(&self.state, s => s.holder(site).await)
     }
 }
 

@@ -70,7 +70,9 @@ impl Store {
         &self,
         range: IdRange,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        if !each!(self, s => s.reads_built_in()) {
+        // A source database of its own is read in windows too: each a statement read whole,
+        // which can be run again when replication cancels it.
+        if !self.reads_built_in() || self.replica.is_some() {
             return self.entries_in_windows(range);
         }
         let seen = Arc::new(Mutex::new(PartSeen::default()));
@@ -92,7 +94,7 @@ impl Store {
                 };
                 let counted = seen.clone();
                 let mut passing = start.sent;
-                let part = each!(self, s => s.entries_limited(rest, start.limit()))
+                let part = on!(&self.source, s => s.entries_limited(rest, start.limit()))
                     .inspect_ok(move |entry| lock(&counted).add(entry.id))
                     .try_filter(move |entry| {
                         let pass = passing > 0 && entry.id == start.first;

@@ -17,7 +17,7 @@ use super::{quote_identifier, Modified, StoreError, SubmittedThrough};
 use crate::sitemap::entry::w3c_datetime;
 use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
-use crate::store::Connection;
+use crate::store::{DatabaseUrl, Pooling};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
@@ -50,6 +50,13 @@ impl Dialect for Sqlite {
 
     fn time(column: &str) -> String {
         column.to_string()
+    }
+
+    fn tables_named(names: &str) -> String {
+        format!(
+            "(SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') \
+             AND name IN ({names}))"
+        )
     }
 
     fn read_time(row: &SqliteRow, name: &str) -> Option<DateTime<Utc>> {
@@ -123,19 +130,25 @@ impl Sql<Sqlite> {
     /// survives a crash of sitemapd; a power loss may undo the last commits, never break the
     /// file. Statement journals (every multi-row upsert writes one) stay in memory instead of
     /// temporary files. Most of the crawl log's write time was the kernel's (docs/performance.md).
-    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
-        let options = SqliteConnectOptions::from_str(config.database_url.expose())?
-            .create_if_missing(true)
+    /// `read_only`: a source database of its own, opened read-only (never created).
+    pub fn connect(
+        url: &DatabaseUrl,
+        pooling: &Pooling,
+        read_only: bool,
+    ) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url.expose())?
+            .create_if_missing(!read_only)
+            .read_only(read_only)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .pragma("temp_store", "memory")
             .busy_timeout(Duration::from_secs(5))
             .disable_statement_logging();
         let pool = SqlitePoolOptions::new()
-            .max_connections(config.max_connections)
+            .max_connections(pooling.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, config.first_source))
+        Ok(Self::new(pool, &pooling.first_source, read_only))
     }
 }
 
@@ -258,7 +271,7 @@ pub fn parse_lastmod(text: &str) -> Option<DateTime<Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::SavedState;
+    use crate::store::{SavedState, BUILTIN_SOURCE};
 
     /// Found by the hostile property test: a write by another connection (the change poller,
     /// the CMS) committed between a transaction's first read and its first write made the write
@@ -276,7 +289,12 @@ mod tests {
             &crate::config::Defaults::default(),
         )
         .unwrap();
-        let store = SqliteStore::connect(&config.database()).await.unwrap();
+        let pooling = Pooling {
+            max_connections: config.max_connections,
+            statement_timeout: config.statement_timeout,
+            first_source: BUILTIN_SOURCE.into(),
+        };
+        let store = SqliteStore::connect(&config.database_url, &pooling, false).unwrap();
         store.migrate().await.unwrap();
         let other = SqlitePoolOptions::new()
             .max_connections(1)

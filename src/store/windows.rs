@@ -93,12 +93,15 @@ impl Store {
         &self,
         range: IdRange,
     ) -> BoxStream<'_, Result<RawEntry, StoreError>> {
-        if each!(self, s => s.ranges_as_literals()) {
+        // Windows read whole: where ranges go as literals, and on a source database of its own
+        // (a window cancelled by replication is read again).
+        let read_whole = on!(&self.source, s => s.ranges_as_literals()) || self.replica.is_some();
+        if read_whole {
             if range.first > range.last {
                 // Still one statement: `/readyz` reads an empty range to learn the source is there.
-                return stream::once(
-                    async move { each!(self, s => s.entries_listed(range).await) },
-                )
+                return stream::once(async move {
+                    from_source!(self, s => s.entries_listed(range).await)
+                })
                 .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
                 .try_flatten()
                 .boxed();
@@ -111,7 +114,7 @@ impl Store {
         }
         if range.first > range.last {
             // Still one statement: `/readyz` reads an empty range to learn the source is there.
-            return each!(self, s => s.entries(range));
+            return on!(&self.source, s => s.entries(range));
         }
         let rows = Arc::new(AtomicI64::new(0));
         stream::unfold(
@@ -123,7 +126,7 @@ impl Store {
                     let previous = previous.map(|_| rows.swap(0, Ordering::Relaxed));
                     let window = windows.advance(previous)?;
                     let counted = rows.clone();
-                    let part = each!(self, s => s.entries(window))
+                    let part = on!(&self.source, s => s.entries(window))
                         .inspect_ok(move |_| {
                             counted.fetch_add(1, Ordering::Relaxed);
                         })
@@ -149,7 +152,7 @@ impl Store {
                 let Some(window) = windows.advance(previous) else {
                     return Ok(None);
                 };
-                let chunk = each!(self, s => s.entries_listed(window).await)?;
+                let chunk = from_source!(self, s => s.entries_listed(window).await)?;
                 let rows = chunk.len() as i64;
                 Ok(Some(((window, chunk), (windows, Some(rows)))))
             },

@@ -38,6 +38,7 @@ mod range_lists_offline;
 mod readiness;
 mod redefined_view;
 mod registry;
+mod replica_source;
 mod replicas;
 mod requests;
 mod robots;

@@ -20,7 +20,7 @@ use super::sql::{Dialect, Sql};
 use super::StoreError;
 use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
-use crate::store::Connection;
+use crate::store::{DatabaseUrl, Pooling};
 
 mod stamp;
 mod triggers;
@@ -60,6 +60,13 @@ impl Dialect for MySql {
          AND TRIM(CAST(lastmod AS CHAR)) <> '' AND CAST(lastmod AS CHAR) NOT LIKE '0000-00-00%' \
          THEN CAST(lastmod AS CHAR) END AS lastmod_unreadable, \
          CAST(changefreq AS CHAR) AS changefreq, CAST(priority AS CHAR) AS priority"
+    }
+
+    fn tables_named(names: &str) -> String {
+        format!(
+            "(SELECT COUNT(*) FROM information_schema.tables \
+             WHERE table_schema = DATABASE() AND table_name IN ({names}))"
+        )
     }
 
     /// The source's own column, not the cast of the same name, so its index serves.
@@ -177,20 +184,26 @@ impl Dialect for MySql {
 }
 
 impl Sql<MySql> {
-    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
+    /// A pool on `url`; `read_only`: a source database of its own (perhaps a replica), whose
+    /// sessions are read-only.
+    pub fn connect(
+        url: &DatabaseUrl,
+        pooling: &Pooling,
+        read_only: bool,
+    ) -> Result<Self, StoreError> {
         // Sessions in UTC and utf8mb4 whatever the URL's query says: DATETIME values are read
         // as UTC, and TIMESTAMP ones are converted by the server to the session's zone.
-        let options = MySqlConnectOptions::from_str(config.database_url.expose())?
+        let options = MySqlConnectOptions::from_str(url.expose())?
             .timezone(Some(String::from("+00:00")))
             .charset("utf8mb4")
             .disable_statement_logging();
-        let timeout = config.statement_timeout;
+        let timeout = pooling.statement_timeout;
         let pool = MySqlPoolOptions::new()
-            .max_connections(config.max_connections)
+            .max_connections(pooling.max_connections)
             .acquire_timeout(Duration::from_secs(5))
-            .after_connect(move |conn, _| Box::pin(set_statement_timeout(conn, timeout)))
+            .after_connect(move |conn, _| Box::pin(prepare_session(conn, timeout, read_only)))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, config.first_source))
+        Ok(Self::new(pool, &pooling.first_source, read_only))
     }
 
     /// What the server says of the last change to the tables behind the source (see
@@ -213,6 +226,20 @@ impl Sql<MySql> {
         }
         Ok(())
     }
+}
+
+/// A new session's settings: the statement timeout, and read-only for a source database of its
+/// own.
+async fn prepare_session(
+    conn: &mut sqlx::MySqlConnection,
+    timeout: Duration,
+    read_only: bool,
+) -> Result<(), sqlx::Error> {
+    set_statement_timeout(conn, timeout).await?;
+    if read_only {
+        conn.execute("SET SESSION TRANSACTION READ ONLY").await?;
+    }
+    Ok(())
 }
 
 /// Bounds every statement the service runs: MariaDB calls it `max_statement_time` (seconds),

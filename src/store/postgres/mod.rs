@@ -19,7 +19,8 @@ use super::sql::{Dialect, Sql};
 use super::{quote_identifier, StoreError};
 use crate::sitemap::entry::Unreadable;
 use crate::sitemap::RawEntry;
-use crate::store::Connection;
+use crate::store::replica::STANDBY_STATEMENT_TIMEOUT;
+use crate::store::{DatabaseUrl, Pooling};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 const CHANGE_CHANNEL: &str = "sitemapd_changed";
@@ -91,6 +92,20 @@ impl Dialect for Postgres {
          THEN NULL ELSE priority::float8 END AS priority, \
          CASE WHEN pg_typeof(priority) IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype) \
          THEN priority::text END AS priority_text"
+    }
+
+    fn tables_named(names: &str) -> String {
+        format!(
+            "(SELECT count(*) FROM pg_catalog.pg_class c \
+             WHERE c.relname IN ({names}) AND pg_catalog.pg_table_is_visible(c.oid))"
+        )
+    }
+
+    /// `sitemapd_timestamptz(x)` as a guarded cast: text that does not look like a date and
+    /// time reads as NULL, as the function makes it (a date-like text the cast still refuses,
+    /// such as February 30th, fails the read).
+    fn without_own_functions(sql: String) -> String {
+        written_out(&sql)
     }
 
     fn lastmod_type_query() -> Option<&'static str> {
@@ -174,21 +189,34 @@ impl Dialect for Postgres {
 }
 
 impl Sql<Postgres> {
-    pub async fn connect(config: &Connection<'_>) -> Result<Self, StoreError> {
-        let statement_timeout = format!("{}s", config.statement_timeout.as_secs());
+    /// A pool on `url`; `read_only`: a source database of its own (perhaps a hot standby),
+    /// whose sessions are read-only and whose statements end within
+    /// [`STANDBY_STATEMENT_TIMEOUT`].
+    pub fn connect(
+        url: &DatabaseUrl,
+        pooling: &Pooling,
+        read_only: bool,
+    ) -> Result<Self, StoreError> {
+        let timeout = match read_only {
+            true => pooling.statement_timeout.min(STANDBY_STATEMENT_TIMEOUT),
+            false => pooling.statement_timeout,
+        };
+        let statement_timeout = format!("{}ms", timeout.as_millis());
+        let read_only_sessions = if read_only { "on" } else { "off" };
         // Timestamps without zone in a CMS view are read as UTC, whatever the server's default.
-        let options = PgConnectOptions::from_str(config.database_url.expose())?
+        let options = PgConnectOptions::from_str(url.expose())?
             .options([
                 ("statement_timeout", statement_timeout.as_str()),
                 ("timezone", "UTC"),
+                ("default_transaction_read_only", read_only_sessions),
             ])
             .application_name("sitemapd")
             .disable_statement_logging();
         let pool = PgPoolOptions::new()
-            .max_connections(config.max_connections)
+            .max_connections(pooling.max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy_with(options);
-        Ok(Self::new(pool, config.first_source))
+        Ok(Self::new(pool, &pooling.first_source, read_only))
     }
 
     /// Notified whenever our triggers log a change (`pg_notify` on [`CHANGE_CHANNEL`]): wakes
@@ -310,9 +338,64 @@ async fn connect_listener(pool: &PgPool, channel: &str) -> Result<PgListener, sq
     Ok(listener)
 }
 
+/// The call of our tolerant cast, as the tolerant columns write it.
+const OWN_CAST: &str = "sitemapd_timestamptz(";
+
+/// Text a timestamp cast accepts in the forms CMSs store: a date, then optionally a time and
+/// a zone.
+const TIMESTAMP_LIKE: &str =
+    r"'^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?\s*$'";
+
+/// `sql` with each `sitemapd_timestamptz(x)` replaced by a guarded cast of `x`.
+fn written_out(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() * 2);
+    let mut rest = sql;
+    while let Some(at) = rest.find(OWN_CAST) {
+        out.push_str(&rest[..at]);
+        let inner_start = at + OWN_CAST.len();
+        let Some(len) = closing_paren(&rest[inner_start..]) else {
+            break;
+        };
+        let inner = &rest[inner_start..inner_start + len];
+        out.push_str(&format!(
+            "(CASE WHEN ({inner}) ~ {TIMESTAMP_LIKE} THEN ({inner})::timestamptz END)"
+        ));
+        rest = &rest[inner_start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the parenthesis closing an argument list that starts `text` is.
+fn closing_paren(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(i),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_tolerant_cast_is_written_out_for_a_source_without_it() {
+        let sql =
+            "SELECT sitemapd_timestamptz(lastmod::text) AS a, sitemapd_timestamptz(f(x)::text) b";
+        let out = written_out(sql);
+        assert!(!out.contains("sitemapd_"), "{out}");
+        assert!(out.contains("(CASE WHEN (lastmod::text) ~ '"), "{out}");
+        assert!(
+            out.contains("THEN (f(x)::text)::timestamptz END) b"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn placeholders_are_numbered() {

@@ -4,14 +4,17 @@
 //! how a lastmod compares) is the backend's [`Dialect`]; how each connects and hears of changes
 //! stays in its own file.
 
-mod changes;
+mod change_log;
+mod crawls;
+mod extensions;
 mod import;
-mod leases;
+mod lease;
 mod listed;
 mod llms;
 mod reads;
 mod recent;
 pub(crate) mod removed;
+mod replica;
 mod state;
 mod summaries;
 mod upsert;
@@ -26,11 +29,10 @@ use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use sqlx::{Database, Pool, Row, Transaction};
 
-use super::{IdRange, Keyed, Modified, StoreError};
+use super::{IdRange, Modified, StoreError};
 use crate::sitemap::entry::Unreadable;
-use crate::sitemap::entry::{RawAlternate, RawImage};
-use crate::sitemap::rich::{RawArticle, RawVideo};
-use crate::sitemap::{Namespaces, RawEntry, SkipReason};
+use crate::sitemap::rich::RawArticle;
+use crate::sitemap::{RawEntry, SkipReason};
 
 /// What one database does its own way in the statements [`Sql`] runs.
 pub trait Dialect: Database + Sized {
@@ -75,6 +77,14 @@ pub trait Dialect: Database + Sized {
     /// database can tell it (see `recent.rs`); `None`: it cannot.
     fn lastmod_type_query() -> Option<&'static str> {
         None
+    }
+    /// How many tables (or views) of the current schema have one of `names` (quoted, comma
+    /// separated): an expression of a one-row `SELECT`.
+    fn tables_named(names: &str) -> String;
+    /// `sql` with calls of our own functions (which a source database of its own may lack)
+    /// written out in plain SQL.
+    fn without_own_functions(sql: String) -> String {
+        sql
     }
     /// How text columns sort in the extension queries (the order of the output).
     fn sort_key(column: &str) -> String {
@@ -189,6 +199,11 @@ pub(super) use impl_sql;
 pub struct Sql<DB: Database> {
     pub(in crate::store) pool: Pool<DB>,
     reads: Arc<Reads>,
+    /// A source database sitemapd does not manage (`SOURCE_DATABASE_URL`): read-only, and
+    /// perhaps without the functions and tables our migrations make.
+    read_only: bool,
+    /// Whether the database has the extension tables: known for ours, asked once of another.
+    extension_tables: Arc<tokio::sync::OnceCell<bool>>,
     /// PostgreSQL: the listener followers hear of saved states through, while any follows.
     pub(in crate::store) state_listener: StateListener,
 }
@@ -202,6 +217,8 @@ impl<DB: Database> Clone for Sql<DB> {
         Self {
             pool: self.pool.clone(),
             reads: self.reads.clone(),
+            read_only: self.read_only,
+            extension_tables: self.extension_tables.clone(),
             state_listener: self.state_listener.clone(),
         }
     }
@@ -222,10 +239,19 @@ fn values_rows(width: usize, count: usize) -> String {
 }
 
 impl<DB: Dialect> Sql<DB> {
-    pub(super) fn new(pool: Pool<DB>, source: &str) -> Self {
+    /// The store on `pool` (one of our databases, or a read-only source when `read_only`),
+    /// reading `source`.
+    pub(super) fn new(pool: Pool<DB>, source: &str, read_only: bool) -> Self {
+        let extension_tables = match read_only {
+            true => tokio::sync::OnceCell::new(),
+            // Our migrations made them.
+            false => tokio::sync::OnceCell::new_with(Some(true)),
+        };
         Self {
-            reads: Arc::new(Reads::new::<DB>(source)),
+            reads: Arc::new(Reads::new::<DB>(source, read_only)),
             pool,
+            read_only,
+            extension_tables: Arc::new(extension_tables),
             state_listener: Default::default(),
         }
     }
@@ -248,7 +274,8 @@ impl<DB: Dialect> Sql<DB> {
     pub fn for_source(&self, source: &str) -> Self {
         Self {
             state_listener: self.state_listener.clone(),
-            ..Self::new(self.pool.clone(), source)
+            extension_tables: self.extension_tables.clone(),
+            ..Self::new(self.pool.clone(), source, self.read_only)
         }
     }
 }
@@ -349,63 +376,6 @@ impl_sql! {
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.iter().map(DB::raw_entry).collect())
-    }
-
-    pub async fn alternates(&self, range: IdRange) -> Result<Keyed<RawAlternate>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.alternates)
-            .bind(range.first)
-            .bind(range.last)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(super::keyed_alternate).collect())
-    }
-
-    pub async fn images(&self, range: IdRange) -> Result<Keyed<RawImage>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.images)
-            .bind(range.first)
-            .bind(range.last)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(super::keyed_image).collect())
-    }
-
-    pub async fn videos(&self, range: IdRange) -> Result<Keyed<RawVideo>, StoreError> {
-        let rows = sqlx::query::<DB>(&self.reads.videos)
-            .bind(range.first)
-            .bind(range.last)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let text = |c: &'static str| row.try_get::<Option<String>, _>(c).ok().flatten();
-                let video = RawVideo {
-                    thumbnail_loc: text("thumbnail_loc"),
-                    title: text("title"),
-                    description: text("description"),
-                    content_loc: text("content_loc"),
-                    player_loc: text("player_loc"),
-                    duration: row.try_get::<Option<i64>, _>("duration").ok().flatten(),
-                    publication_date: DB::read_time(row, "publication_date"),
-                };
-                (row.try_get("entry_id").unwrap_or_default(), video)
-            })
-            .collect())
-    }
-
-    /// Which extension tables have rows for entries in `range`.
-    pub async fn extension_presence(&self, range: IdRange) -> Result<Namespaces, StoreError> {
-        let mut query = sqlx::query::<DB>(&self.reads.presence);
-        for _ in 0..3 {
-            query = query.bind(range.first).bind(range.last);
-        }
-        let row = query.fetch_one(&self.pool).await?;
-        Ok(Namespaces {
-            xhtml: row.try_get::<i64, _>("xhtml")? != 0,
-            image: row.try_get::<i64, _>("image")? != 0,
-            video: row.try_get::<i64, _>("video")? != 0,
-            news: false,
-        })
     }
 
     /// Whether the source has the optional article columns `language` and `publication_name`,

@@ -48,7 +48,34 @@ pub(super) struct Reads {
 }
 
 impl Reads {
-    pub(super) fn new<DB: Dialect>(source: &str) -> Self {
+    /// The statements reading `source`; `read_only`: of a source database of its own, where
+    /// our functions may be missing (they are written out, see
+    /// [`Dialect::without_own_functions`]).
+    pub(super) fn new<DB: Dialect>(source: &str, read_only: bool) -> Self {
+        let reads = Self::of::<DB>(source);
+        match read_only {
+            true => reads.map(DB::without_own_functions),
+            false => reads,
+        }
+    }
+
+    /// Every statement passed through `f`.
+    fn map(self, f: impl Fn(String) -> String) -> Self {
+        Self {
+            range_literal: self.range_literal.map(&f),
+            recent_in_literal: self.recent_in_literal.map(&f),
+            recent_key: f(self.recent_key),
+            range: f(self.range),
+            chunk: f(self.chunk),
+            recent: f(self.recent),
+            recent_in: f(self.recent_in),
+            recent_by_column: f(self.recent_by_column),
+            modified: f(self.modified),
+            ..self
+        }
+    }
+
+    fn of<DB: Dialect>(source: &str) -> Self {
         // The built-in table's columns have the types the migrations gave them; anything else
         // (a view over CMS tables) may hold text where a time or number belongs.
         let built_in = source == ENTRIES_TABLE;

@@ -59,6 +59,9 @@ impl_sql! {
         after: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>, StoreError> {
+        if self.read_only && !self.has_tables(&["sitemapd_removed"]).await? {
+            return Ok(Vec::new());
+        }
         let sql = DB::placeholders(&format!(
             "SELECT {} AS id, {} AS loc FROM sitemapd_removed WHERE id > ? ORDER BY id LIMIT ?",
             DB::int("id"),

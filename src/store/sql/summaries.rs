@@ -41,16 +41,17 @@ fn in_range(id: &str, file: IdRange) -> String {
     }
 }
 
-/// The summary of the file holding the ids of `file`, from `source` and the extension tables.
-fn statement<DB: Dialect>(source: &str, file: IdRange) -> String {
-    let parts = [
-        part::<DB>(
-            "e",
-            source,
-            "src.id",
-            "src.id, src.loc, src.lastmod, src.changefreq, src.priority",
-            file,
-        ),
+/// The summary of the file holding the ids of `file`, from `source` and the extension tables
+/// (where the database has them: a source database of its own may not).
+fn statement<DB: Dialect>(source: &str, file: IdRange, extension_tables: bool) -> String {
+    let mut parts = vec![part::<DB>(
+        "e",
+        source,
+        "src.id",
+        "src.id, src.loc, src.lastmod, src.changefreq, src.priority",
+        file,
+    )];
+    let extensions = [
         part::<DB>(
             "a",
             ALTERNATES_TABLE,
@@ -75,6 +76,9 @@ fn statement<DB: Dialect>(source: &str, file: IdRange) -> String {
             file,
         ),
     ];
+    if extension_tables {
+        parts.extend(extensions);
+    }
     format!(
         "SELECT {} AS summary FROM ({}) AS parts",
         DB::text(&DB::ordered_join("part")),
@@ -107,8 +111,9 @@ impl_sql! {
             0..=3 => 1,
             _ => SUMMARIES_AT_ONCE,
         };
+        let extension_tables = self.has_extension_tables().await?;
         let summaries = futures::stream::iter(file_ranges(thresholds))
-            .map(|file| self.file_summary(file))
+            .map(|file| self.file_summary(file, extension_tables))
             .buffered(at_once)
             .try_collect()
             .await?;
@@ -116,11 +121,11 @@ impl_sql! {
     }
 
     /// The summary of the file holding the ids of `file` (empty for no rows).
-    async fn file_summary(&self, file: IdRange) -> Result<String, StoreError> {
+    async fn file_summary(&self, file: IdRange, extension_tables: bool) -> Result<String, StoreError> {
         // Not kept prepared: its text changes with the files' boundaries (kept, it would only
         // fill the statement cache), and MariaDB 10.11 refuses to run a kept statement again
         // when it sums a view whose column is an aggregate subquery.
-        let row = sqlx::query::<DB>(&statement::<DB>(&self.reads.source, file))
+        let row = sqlx::query::<DB>(&statement::<DB>(&self.reads.source, file, extension_tables))
             .persistent(false)
             .fetch_optional(&self.pool)
             .await?;

@@ -5,7 +5,7 @@
 
 use sqlx::Row;
 
-use super::super::{IdRange, StoreError};
+use super::super::StoreError;
 use super::impl_sql;
 
 /// The row of a site (or group) in `sitemapd_leases`, made the first time it is needed.
@@ -56,33 +56,6 @@ impl_sql! {
             Some(row) => Some((row.try_get("holder")?, row.try_get("since")?)),
             None => None,
         })
-    }
-
-    /// Logs a change of `range` in `source`'s change log, as the source's triggers do, so the
-    /// replica keeping the site current hears of rows a follower's render met; false when the
-    /// source has no change log (its holder's periodic sweep finds the change).
-    pub async fn log_change(&self, source: &str, range: IdRange) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let bumped = sqlx::query::<DB>(&DB::placeholders(
-            "UPDATE sitemapd_changes SET version = version + 1 WHERE source = ?",
-        ))
-        .bind(source)
-        .execute(&mut *tx)
-        .await?;
-        if DB::rows_affected(&bumped) == 0 {
-            return Ok(false);
-        }
-        sqlx::query::<DB>(&DB::placeholders(
-            "INSERT INTO sitemapd_change_log (source, version, lo, hi) \
-             SELECT source, version, ?, ? FROM sitemapd_changes WHERE source = ?",
-        ))
-        .bind(range.first)
-        .bind(range.last)
-        .bind(source)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(true)
     }
 }
 

@@ -4,13 +4,18 @@
 
 use sqlx::Row;
 
-use super::super::{LogReading, StoreError};
+use super::super::{IdRange, LogReading, StoreError};
 use super::impl_sql;
 
 impl_sql! {
     /// The version of `source`'s change log, and the source's highest id where the backend
     /// watches it; `None` when the source is not watched.
     pub async fn change_version(&self, source: &str) -> Result<Option<(i64, Option<i64>)>, StoreError> {
+        // A source database of its own has the log only where our migrations reached its
+        // primary: asked of its catalogue first, so the server logs no error.
+        if self.read_only && !self.has_tables(&["sitemapd_changes", "sitemapd_change_log"]).await? {
+            return Ok(None);
+        }
         let row = sqlx::query::<DB>(&DB::placeholders(&format!(
             "SELECT version, {} AS top FROM sitemapd_changes WHERE source = ?",
             DB::highest_entry_id()
@@ -81,5 +86,32 @@ impl_sql! {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// Logs a change of `range` in `source`'s change log, as the source's triggers do, so the
+    /// replica keeping the site current hears of rows a follower's render met; false when the
+    /// source has no change log (its holder's periodic sweep finds the change).
+    pub async fn log_change(&self, source: &str, range: IdRange) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let bumped = sqlx::query::<DB>(&DB::placeholders(
+            "UPDATE sitemapd_changes SET version = version + 1 WHERE source = ?",
+        ))
+        .bind(source)
+        .execute(&mut *tx)
+        .await?;
+        if DB::rows_affected(&bumped) == 0 {
+            return Ok(false);
+        }
+        sqlx::query::<DB>(&DB::placeholders(
+            "INSERT INTO sitemapd_change_log (source, version, lo, hi) \
+             SELECT source, version, ?, ? FROM sitemapd_changes WHERE source = ?",
+        ))
+        .bind(range.first)
+        .bind(range.last)
+        .bind(source)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 }
