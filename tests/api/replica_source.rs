@@ -71,6 +71,11 @@ struct Replicated {
 
 impl Replicated {
     fn start() -> Self {
+        Self::start_with("")
+    }
+
+    /// [`Replicated::start`], with `standby_settings` added to the standby's configuration.
+    fn start_with(standby_settings: &str) -> Self {
         let bin = server_binaries();
         let dir = tempfile::Builder::new().prefix("pgrep").tempdir().unwrap();
         if running_as_root() {
@@ -123,6 +128,7 @@ impl Replicated {
             ],
         );
         cluster.configure("standby", cluster.standby_port);
+        cluster.append("standby", standby_settings);
         cluster.pg_ctl_start("standby");
         cluster
     }
@@ -145,6 +151,13 @@ impl Replicated {
             self.dir.path().display()
         )
         .unwrap();
+    }
+
+    fn append(&self, name: &str, settings: &str) {
+        use std::io::Write;
+        let conf = self.dir.path().join(name).join("postgresql.conf");
+        let mut file = std::fs::OpenOptions::new().append(true).open(conf).unwrap();
+        writeln!(file, "\n{settings}").unwrap();
     }
 
     fn pg_ctl_start(&self, name: &str) {
@@ -427,4 +440,79 @@ async fn the_built_in_table_on_a_standby_shows_changes_through_the_primarys_chan
         .unwrap();
     assert!(pages > 0, "the state is kept in DATABASE_URL");
     cluster.assert_no_write_reached_the_standby();
+}
+
+/// The pages view, slowed down on demand: while `knobs.slow`, every statement reading it takes a
+/// second, so replaying a lock taken on the primary meets one under way.
+const SLOW_CMS: &str = "CREATE TABLE knobs (slow boolean NOT NULL); \
+     INSERT INTO knobs VALUES (false); \
+     CREATE VIEW slow_pages AS SELECT p.* FROM sitemap_pages p \
+     CROSS JOIN LATERAL (SELECT pg_sleep(CASE WHEN (SELECT slow FROM knobs) THEN 1 ELSE 0 END)) s";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_the_standby_cancels_for_recovery_are_read_again_and_fail_no_sweep() {
+    // Recovery cancels at once any read that holds back the replay.
+    let cluster = Replicated::start_with("max_standby_streaming_delay = 0");
+    cluster.on_primary("postgres", "CREATE DATABASE cms").await;
+    cluster.on_primary("cms", CMS).await;
+    cluster.on_primary("cms", SLOW_CMS).await;
+    cluster.replayed().await;
+    let state = tempfile::tempdir().unwrap();
+    let state_url = format!("sqlite://{}", state.path().join("state.db").display());
+    let standby = cluster.standby_url("cms");
+    let app = spawn_app(
+        &state_url,
+        &[
+            ("SOURCE_DATABASE_URL", standby.as_str()),
+            ("SITEMAP_SOURCE", "slow_pages"),
+            ("SITEMAP_REFRESH_SECS", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(app.all_locs().await, vec![url("/a"), url("/b"), url("/c")]);
+    cluster
+        .on_primary("cms", "UPDATE knobs SET slow = true")
+        .await;
+    let admin = status_page(&app).await;
+    let retried = || async {
+        let body = reqwest::get(format!("{admin}/status.json")).await.unwrap();
+        let status = body.json::<serde_json::Value>().await.unwrap();
+        status["sites"][0]["source_database"]["retried_statements"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    // A lock taken on the primary is replayed on the standby, where it conflicts with the
+    // summaries' statement reading the view (every refresh); taken every few seconds until one
+    // met a statement under way.
+    let mut locks = 0;
+    while retried().await == 0 && locks < 12 {
+        cluster
+            .on_primary(
+                "cms",
+                "BEGIN; LOCK TABLE pages IN ACCESS EXCLUSIVE MODE; COMMIT",
+            )
+            .await;
+        locks += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    }
+    assert!(retried().await >= 1, "a cancelled read was read again");
+    cluster
+        .on_primary(
+            "cms",
+            "UPDATE knobs SET slow = false; UPDATE pages SET url = '/after' WHERE id = 1",
+        )
+        .await;
+    let locs = eventually(
+        "a change after the cancellations to show",
+        || app.all_locs(),
+        |locs| locs.contains(&url("/after")),
+    )
+    .await;
+    assert!(locs.contains(&url("/after")), "{locs:?}");
+    assert_eq!(app.metric("sitemapd_sweep_failures_total").await, 0.0);
+    let log = cluster.standby_log();
+    assert!(
+        log.contains("conflict with recovery"),
+        "the standby cancelled reads for recovery"
+    );
 }
