@@ -6,7 +6,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::HeaderValue;
 use bytes::Bytes;
 use chrono::Utc;
 use tokio::net::TcpListener;
@@ -59,6 +58,8 @@ pub enum StartError {
     },
     #[error(transparent)]
     Notify(crate::notify::NotifyError),
+    #[error("CACHE_PURGE: cannot make the HTTP client")]
+    Purge(#[source] reqwest::Error),
     #[error("CRAWLERS_FILE={0}")]
     Crawlers(#[from] RegistryError),
     #[error(transparent)]
@@ -185,6 +186,9 @@ impl Service {
         let notifier = Arc::new(
             Notifier::start(&config.notify, metrics.notify.clone()).map_err(StartError::Notify)?,
         );
+        let purger = crate::purge::Purger::start(&config.cache_purge, metrics.purge.clone())
+            .map_err(StartError::Purge)?;
+        let replicas = config.replica_lease && store.shared_by_replicas();
         let mut sites = Vec::with_capacity(prepared.len());
         let mut policies = Vec::with_capacity(prepared.len());
         let mut sweepers = Vec::new();
@@ -195,6 +199,7 @@ impl Service {
                 &crawlers,
             ));
             let mut groups = Vec::with_capacity(site_config.groups.len());
+            let first_sweeper = sweepers.len();
             for group_config in &site_config.groups {
                 let settings = group_settings(config, site_config, group_config, &robots);
                 let (group, stale) = Group::new(
@@ -214,7 +219,14 @@ impl Service {
                 groups.push(group);
                 sweepers.push(sweeper);
             }
-            sites.push(Site::new(groups));
+            let site = Site::new(groups);
+            if let Some(purger) = &purger {
+                let purge = crate::purge::SitePurge::new(&site, purger.clone(), replicas);
+                for sweeper in &sweepers[first_sweeper..] {
+                    sweeper.purge_with(purge.clone());
+                }
+            }
+            sites.push(site);
         }
         let indexnow_key = notifier.indexnow_key().cloned();
         // One verifier serves the request path's ledger and the crawl log.
@@ -257,8 +269,10 @@ impl Service {
             ledger,
             crawl_log,
             metrics,
-            cache_control: HeaderValue::from_str(&config.cache_control)
-                .unwrap_or(HeaderValue::from_static("public, max-age=300")),
+            cache_headers: crate::cache_headers::CacheHeaders::new(
+                &config.cache_control,
+                purger.is_some(),
+            ),
             staging: config.environment == Environment::Staging,
             sources: Default::default(),
             policies,

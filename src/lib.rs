@@ -29,6 +29,8 @@
 //! [`feed`] (Atom and RSS), [`llms`] (llms.txt: each group's newest links, read by its sweep,
 //! composed per site), [`stylesheet`] (`/sitemap.xsl`'s body); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
+//! [`purge`] (a cache in front told of every URL whose bytes a save changed) and
+//! [`cache_headers`] (what a shared cache is told of each file),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
 //! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded); [`crawllog`]
 //! reads the web server's access log for what crawlers did on the whole site. [`admin`] is the
@@ -41,6 +43,7 @@
 pub mod admin;
 pub(crate) mod answer;
 pub mod app;
+pub(crate) mod cache_headers;
 pub mod cli;
 pub(crate) mod commands;
 pub mod config;
@@ -55,6 +58,7 @@ pub(crate) mod import;
 pub mod llms;
 pub mod metrics;
 pub mod notify;
+pub mod purge;
 pub(crate) mod robots;
 pub mod site;
 pub mod sitemap;

@@ -78,6 +78,8 @@ pub struct Metrics {
     pub crawlers: CrawlerMetrics,
     /// The crawl log's counters; hand a clone to [`crate::crawllog::CrawlLog::start`].
     pub crawl_log: crate::crawllog::CrawlLogMetrics,
+    /// Purges of a cache in front; hand a clone to [`crate::purge::Purger::start`].
+    pub purge: crate::purge::PurgeMetrics,
 }
 
 impl Default for Metrics {
@@ -107,6 +109,7 @@ impl Metrics {
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
             crawl_log: crate::crawllog::CrawlLogMetrics::default(),
+            purge: crate::purge::PurgeMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -185,6 +188,7 @@ impl Metrics {
         m.notify.register(&mut registry);
         m.crawlers.register(&mut registry);
         m.crawl_log.register(&mut registry);
+        m.purge.register(&mut registry);
         Self { registry, ..m }
     }
 

@@ -15,6 +15,7 @@ use url::Url;
 use crate::robots::Environment;
 
 mod admin_token;
+mod cache;
 mod groups;
 mod llms;
 mod not_yet;
@@ -84,6 +85,8 @@ pub struct Config {
     pub admin_token: Option<AdminToken>,
     pub page_size: usize,
     pub cache_control: String,
+    /// `CACHE_PURGE`: the endpoints told of every URL whose bytes a save changed; empty: off.
+    pub cache_purge: Vec<crate::purge::Endpoint>,
     pub refresh: Duration,
     /// `REPLICA_LEASE`: whether replicas share the work through a per-site lease (one keeps the
     /// files current, the others follow the stored state).
@@ -229,7 +232,8 @@ impl Config {
                         .filter(|n| (1..=MAX_URLS_PER_FILE).contains(n))
                 },
             )?,
-            cache_control: cache_control(vars)?,
+            cache_control: cache::cache_control(vars)?,
+            cache_purge: cache::cache_purge(vars)?,
             refresh: Duration::from_secs(parse_with(
                 vars,
                 "SITEMAP_REFRESH_SECS",
@@ -477,19 +481,6 @@ pub(super) fn is_source_name(value: &str) -> bool {
     };
     let parts: Vec<&str> = value.split('.').collect();
     parts.len() <= 2 && parts.iter().all(|p| valid_part(p))
-}
-
-fn cache_control(vars: &Vars) -> Result<String, ConfigError> {
-    const NAME: &str = "SITEMAP_CACHE_CONTROL";
-    let value = vars.get(NAME).unwrap_or("public, max-age=300").trim();
-    if value.is_empty() || value.chars().any(|c| c.is_control() || !c.is_ascii()) {
-        return Err(ConfigError::new(
-            NAME,
-            value,
-            "a Cache-Control header value",
-        ));
-    }
-    Ok(value.to_string())
 }
 
 fn extra_sitemaps(vars: &Vars) -> Result<Vec<String>, ConfigError> {

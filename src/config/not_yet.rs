@@ -5,16 +5,10 @@
 use super::{ConfigError, Vars};
 
 /// The settings, and what to do instead for now.
-const NOT_YET: [(&str, &str); 2] = [
-    (
-        "SOURCE_DATABASE_URL",
-        "unset (this release reads the entries from DATABASE_URL, where it keeps its state too)",
-    ),
-    (
-        "CACHE_PURGE",
-        "unset (this release sends no purges: give a cache in front a short TTL, or purge on the ETag changing)",
-    ),
-];
+const NOT_YET: [(&str, &str); 1] = [(
+    "SOURCE_DATABASE_URL",
+    "unset (this release reads the entries from DATABASE_URL, where it keeps its state too)",
+)];
 
 /// `Err` naming the first such setting that is set.
 pub(super) fn refuse_unimplemented(vars: &Vars) -> Result<(), ConfigError> {

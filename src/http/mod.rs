@@ -77,7 +77,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
                 Wanted::Body
             };
             match site {
-                Some(site) => app.file(site, file, request.headers(), wanted).await,
+                Some(site) => app.file(site, file, &path, request.headers(), wanted).await,
                 None => Err(HttpError::NotFound),
             }
         }
@@ -161,6 +161,7 @@ impl App {
         &self,
         site: Arc<Site>,
         file: File,
+        path: &str,
         headers: &HeaderMap,
         wanted: Wanted,
     ) -> Result<Response, HttpError> {
@@ -179,7 +180,11 @@ impl App {
                 header::LAST_MODIFIED,
                 http_date(document.validators.changed_at),
             )
-            .header(header::CACHE_CONTROL, self.cache_control.clone());
+            .header(
+                header::CACHE_CONTROL,
+                self.cache_headers.cache_control(&site, file),
+            );
+        response = crate::cache_headers::tagged(response, &site, file, path);
         if document.varies_by_encoding {
             response = response.header(header::VARY, "Accept-Encoding");
         }

@@ -35,7 +35,7 @@
 //! # Ok(()) }
 //! ```
 
-mod delivery;
+pub(crate) mod delivery;
 pub mod indexnow;
 pub mod keys;
 pub mod ping;

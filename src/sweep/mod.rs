@@ -76,6 +76,8 @@ pub struct Sweeper {
     lease: std::sync::OnceLock<lease::SiteLease>,
     /// Where the tables behind the source were when the last full sweep began ([`quiet`]).
     quiet: quiet::Quiet,
+    /// The cache in front to tell of the URLs each save changed (`CACHE_PURGE`); none: off.
+    purge: std::sync::OnceLock<crate::purge::SitePurge>,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -103,7 +105,11 @@ enum Opening {
 
 /// How a save ended.
 enum Saved {
-    State(SavedState),
+    /// What the save stored, and the state it replaced.
+    State {
+        saved: SavedState,
+        replaced: SavedState,
+    },
     /// Another replica moved the boundaries the sweep started from.
     BoundariesMoved,
 }
@@ -155,6 +161,7 @@ impl Sweeper {
             listed_known: Arc::new(AtomicBool::new(false)),
             lease: std::sync::OnceLock::new(),
             quiet: quiet::Quiet::default(),
+            purge: std::sync::OnceLock::new(),
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -306,13 +313,17 @@ impl Sweeper {
                 whole_files,
             };
             match self.save(&current.layout, &proposal, now).await? {
-                Saved::State(saved) => {
+                Saved::State { saved, replaced } => {
                     let mut next =
                         current.settled(&proposal.layout, &saved, feeds, self.group.publication());
                     next.news_at = news_at;
                     next.llms = llms.map(|(links, _)| llms::section(links, &saved));
                     let index_changed = next.index.validators.changed_at >= now;
-                    self.group.install(next);
+                    let save = crate::purge::Save {
+                        replaced: &replaced,
+                        stored: &saved,
+                    };
+                    self.install_saved(next, save);
                     report_skips(&current, &self.group.snapshot());
                     if index_changed {
                         announce::index_changed(&self.group, &self.notifier).await;
@@ -431,7 +442,10 @@ impl Sweeper {
             }
             let next = proposal.settle(&self.group, &stored, now);
             if store.replace_state(&self.group.key, &stored, &next).await? {
-                return Ok(Saved::State(next));
+                return Ok(Saved::State {
+                    saved: next,
+                    replaced: stored,
+                });
             }
         }
         Ok(Saved::BoundariesMoved)
@@ -452,6 +466,22 @@ impl Sweeper {
 
     fn lease(&self) -> Option<lease::SiteLease> {
         self.lease.get().cloned()
+    }
+
+    /// Tells `purge`'s cache of the URLs each save changes; set once, before
+    /// [`Sweeper::keep_current`] runs.
+    pub fn purge_with(&self, purge: crate::purge::SitePurge) {
+        let _ = self.purge.set(purge);
+    }
+
+    /// Installs what `save` stored, and purges the URLs whose bytes that changed where this
+    /// replica keeps the site current (it may have lost the lease meanwhile).
+    fn install_saved(&self, next: Snapshot, save: crate::purge::Save<'_>) {
+        let holds = self.lease().is_none_or(|lease| lease.holds());
+        match self.purge.get().filter(|_| holds) {
+            Some(purge) => purge.install(save, || self.group.install(next)),
+            None => self.group.install(next),
+        }
     }
 
     fn install_stored(&self, stored: &SavedState) {
