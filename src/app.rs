@@ -148,6 +148,8 @@ pub struct Service {
     /// One per group of each site, in the order of [`App::sites`] and their groups.
     pub sweepers: Vec<Arc<Sweeper>>,
     pub notifier: Arc<Notifier>,
+    /// `CACHE_PURGE`'s queues, drained at shutdown like the notifier's.
+    purger: Option<Arc<crate::purge::Purger>>,
     refresh: Duration,
     /// Whether replicas share the work through a per-site lease (`REPLICA_LEASE`).
     replica_lease: bool,
@@ -281,6 +283,7 @@ impl Service {
             app,
             sweepers,
             notifier,
+            purger,
             refresh: config.refresh,
             replica_lease: config.replica_lease,
             _crawl_log: crawl_log_tasks,
@@ -294,7 +297,8 @@ impl Service {
     }
 
     /// Keeps every site current and serves `listener` until `shutdown` completes; then lets
-    /// downloads and pending notifications finish, side by side, within the grace period.
+    /// downloads, pending notifications and cache purges finish, side by side, within the grace
+    /// period.
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -331,9 +335,15 @@ impl Service {
             "shutting down; letting downloads finish"
         );
         let _ = stop_tx.send(());
-        let (served, ()) = tokio::join!(
+        let purges = async {
+            if let Some(purger) = &self.purger {
+                purger.drain(self.shutdown_grace).await;
+            }
+        };
+        let (served, (), ()) = tokio::join!(
             tokio::time::timeout(self.shutdown_grace, server),
-            self.notifier.shutdown(self.shutdown_grace)
+            self.notifier.shutdown(self.shutdown_grace),
+            purges
         );
         if served.is_err() {
             tracing::warn!("grace period over; closing remaining connections");

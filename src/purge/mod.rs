@@ -20,7 +20,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use url::Url;
 
@@ -134,6 +134,8 @@ pub struct Batch {
 pub struct Purger {
     queues: Vec<mpsc::Sender<Arc<Batch>>>,
     metrics: PurgeMetrics,
+    /// Lists queued and not sent yet, over every endpoint: what a shutdown waits for.
+    pending: Arc<watch::Sender<usize>>,
 }
 
 impl Purger {
@@ -146,6 +148,7 @@ impl Purger {
             return Ok(None);
         }
         let client = crate::notify::delivery::client()?;
+        let pending = Arc::new(watch::Sender::new(0));
         let queues = endpoints
             .iter()
             .map(|endpoint| {
@@ -154,12 +157,17 @@ impl Purger {
                     endpoint: endpoint.clone(),
                     client: client.clone(),
                     metrics: metrics.clone(),
+                    pending: pending.clone(),
                 };
                 tokio::spawn(sender.run(rx));
                 tx
             })
             .collect();
-        Ok(Some(Arc::new(Self { queues, metrics })))
+        Ok(Some(Arc::new(Self {
+            queues,
+            metrics,
+            pending,
+        })))
     }
 
     /// Hands `batch` to every endpoint's queue, at once; a full queue drops it (counted).
@@ -170,10 +178,26 @@ impl Purger {
         tracing::debug!(site = %batch.site, urls = batch.urls.len(), "purging the changed URLs");
         let batch = Arc::new(batch);
         for queue in &self.queues {
+            self.pending.send_modify(|n| *n += 1);
             if queue.try_send(batch.clone()).is_err() {
+                self.pending.send_modify(|n| *n = n.saturating_sub(1));
                 self.metrics.count("dropped", batch.urls.len());
                 tracing::warn!(site = %batch.site, urls = batch.urls.len(), "cache purge queue full: these URLs stay cached until their shared TTL ends");
             }
+        }
+    }
+}
+
+impl Purger {
+    /// When the process drains: waits until every queued list is sent (or given up), for at
+    /// most `timeout`; what is left then is dropped, and those files stay cached until their
+    /// shared TTL ends.
+    pub async fn drain(&self, timeout: Duration) {
+        let mut pending = self.pending.subscribe();
+        let sent = pending.wait_for(|n| *n == 0);
+        if tokio::time::timeout(timeout, sent).await.is_err() {
+            let left = *self.pending.borrow();
+            tracing::warn!(lists = left, "cache purges still pending at shutdown; those files stay cached until their shared TTL ends");
         }
     }
 }

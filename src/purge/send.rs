@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use reqwest::header::HOST;
 use reqwest::{Client, Method, StatusCode};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use url::Url;
 
 use super::{Batch, Endpoint, PurgeMetrics};
@@ -28,6 +28,8 @@ pub(super) struct Sender {
     pub endpoint: Endpoint,
     pub client: Client,
     pub metrics: PurgeMetrics,
+    /// Lists not sent yet (see [`super::Purger::drain`]).
+    pub pending: Arc<watch::Sender<usize>>,
 }
 
 impl Sender {
@@ -43,6 +45,7 @@ impl Sender {
                 }
                 Endpoint::Post(relay) => self.post_list(relay, &batch).await,
             }
+            self.pending.send_modify(|n| *n = n.saturating_sub(1));
         }
     }
 

@@ -277,6 +277,42 @@ async fn a_relay_gets_one_json_post_of_the_changed_urls_per_save() {
 }
 
 #[tokio::test]
+async fn a_stopping_service_sends_the_purges_of_its_last_save_first() {
+    let db = stored_three_pages().await;
+    let (endpoint, received) = receiver().await;
+    // With replicas (PostgreSQL, REPLICA_LEASE on by default) a purge waits 3 s after its
+    // save: SIGTERM comes within that.
+    let serving = Sitemapd::new(["serve"])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("SITEMAP_PAGE_SIZE", "10")
+        .env("CACHE_PURGE", &endpoint)
+        .serve()
+        .await;
+    let client = reqwest::Client::new();
+    let file = serving.url("/sitemap-3.xml.gz");
+    let etag = || async {
+        let head = client.head(&file).send().await.unwrap();
+        header(&head, "etag").to_string()
+    };
+    let before = etag().await;
+    set_loc(&db, 250, "/p/250-new").await;
+    // The ETag comes from the installed snapshot only: once it moved, the save is done.
+    let after = eventually("the saved change", etag, |now| *now != before).await;
+    assert_ne!(after, before);
+    serving.terminate();
+    let out = serving.wait_with_output().await;
+    assert!(out.status.success(), "{out:?}");
+    let posts = received.lock().unwrap().clone();
+    assert_eq!(
+        posts.len(),
+        1,
+        "the purge was sent before the process ended: {posts:?}"
+    );
+    assert!(posts[0].contains(&format!("{BASE}sitemap-3.xml.gz")));
+}
+
+#[tokio::test]
 async fn every_file_names_its_site_group_and_file_for_shared_caches_also_on_304() {
     let db = TestDb::new().await;
     db.migrate().await;
