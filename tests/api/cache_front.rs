@@ -359,3 +359,63 @@ async fn without_purges_no_long_shared_ttl_is_sent() {
 fn a_bad_cache_purge_endpoint_stops_the_start() {
     refused(&[("CACHE_PURGE", "varnish:6081")], &["CACHE_PURGE"]);
 }
+
+#[tokio::test]
+async fn a_change_in_one_group_purges_its_file_and_the_index_not_the_other_groups() {
+    let db = TestDb::new().await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE posts (id int PRIMARY KEY, slug text);
+         INSERT INTO posts VALUES (1, 'hello'), (2, 'news'), (3, 'bye');
+         CREATE TABLE pages (id int PRIMARY KEY, slug text);
+         INSERT INTO pages VALUES (1, 'about'), (2, 'contact'), (3, 'team');
+         CREATE VIEW sitemap_posts AS SELECT id, '/blog/' || slug AS loc, NULL AS lastmod,
+           NULL AS changefreq, NULL AS priority FROM posts;
+         CREATE VIEW sitemap_pages AS SELECT id, '/' || slug AS loc, NULL AS lastmod,
+           NULL AS changefreq, NULL AS priority FROM pages;",
+    )
+    .await;
+    let groups = [
+        ("SITEMAP_GROUPS", "posts=sitemap_posts,pages=sitemap_pages"),
+        ("SITEMAP_PAGE_SIZE", "2"),
+    ];
+    drop(spawn_app(&db.url, &groups).await);
+    let (endpoint, received) = receiver().await;
+    let mut vars = groups.to_vec();
+    vars.push(("CACHE_PURGE", endpoint.as_str()));
+    let app = spawn_app(&db.url, &vars).await;
+
+    let page = app.get("/sitemap-posts-2.xml.gz").await;
+    assert_eq!(
+        header(&page, "surrogate-key"),
+        "www.example.com www.example.com#posts www.example.com/sitemap-posts-2.xml.gz"
+    );
+    let index = app.get("/sitemap_index.xml").await;
+    assert_eq!(
+        header(&index, "surrogate-key"),
+        "www.example.com www.example.com#posts www.example.com#pages \
+         www.example.com/sitemap_index.xml"
+    );
+
+    db.exec("UPDATE posts SET slug = 'bye-again' WHERE id = 3")
+        .await;
+    let posts = || {
+        let received = received.clone();
+        async move { received.lock().unwrap().clone() }
+    };
+    let got = eventually("the POST of the change", posts, |p| !p.is_empty()).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    let mut urls = got[0].clone();
+    urls.sort();
+    let expected: Vec<String> = [
+        "sitemap-posts-2.txt",
+        "sitemap-posts-2.xml",
+        "sitemap-posts-2.xml.gz",
+        "sitemap.xml",
+        "sitemap_index.xml",
+    ]
+    .iter()
+    .map(|file| format!("{BASE}{file}"))
+    .collect();
+    assert_eq!(urls, expected);
+}
