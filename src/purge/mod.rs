@@ -6,9 +6,10 @@
 //! A save never waits on a cache: it compares two in-memory snapshots and hands a list to a
 //! channel; a full queue drops the list and counts it (`sitemapd_cache_purges_total{outcome=
 //! "dropped"}`), the shared TTL of the files then bounds how long a cache keeps them. Only the
-//! replica that keeps a site current (holds its lease) saves, so only it purges; with replicas,
-//! the purge waits [`FOLLOWERS_CATCH_UP`] so that a cache refetching from a replica that
-//! follows gets the new bytes too.
+//! replica that keeps a site current (holds its lease) saves, so only it purges. With replicas,
+//! a cache that refetches at once may get the old bytes from a replica that follows and has not
+//! loaded the save yet: the `PURGE`s are sent again [`FOLLOWERS_CATCH_UP`] later (they are
+//! idempotent and cheap), and the one JSON POST of a save waits that long.
 
 mod changed;
 mod send;
@@ -29,9 +30,9 @@ pub use changed::{Save, ServedFiles};
 
 /// Saves whose lists may wait for one endpoint; beyond, a list is dropped (and counted).
 const QUEUED_SAVES: usize = 1024;
-/// With replicas, how long a purge waits after the save: replicas that follow load the saved
-/// state within about a second (at once on PostgreSQL), and a cache that refetches from one of
-/// them must not get the old bytes back for its whole TTL.
+/// With replicas, when a save's URLs are purged again (and POSTed): replicas that follow load
+/// the saved state within about a second (at once on PostgreSQL), and a cache that refetched
+/// from one of them meanwhile must not keep the old bytes for its whole TTL.
 pub const FOLLOWERS_CATCH_UP: Duration = Duration::from_secs(3);
 
 /// One `CACHE_PURGE` endpoint.
@@ -126,8 +127,8 @@ pub struct Batch {
     /// The site's base URL, as logs name it.
     pub site: String,
     pub urls: Vec<String>,
-    /// Not sent before then (see [`FOLLOWERS_CATCH_UP`]).
-    pub not_before: Instant,
+    /// With replicas: when the followers have caught up (see [`FOLLOWERS_CATCH_UP`]).
+    pub followers_caught_up: Option<Instant>,
 }
 
 /// The queues of every `CACHE_PURGE` endpoint; their tasks end when it is dropped.
@@ -210,8 +211,8 @@ pub struct SitePurge {
     site: Weak<Site>,
     purger: Arc<Purger>,
     installing: Arc<Mutex<()>>,
-    /// [`FOLLOWERS_CATCH_UP`] with replicas, else nothing.
-    delay: Duration,
+    /// Whether replicas follow the one that saves (see [`FOLLOWERS_CATCH_UP`]).
+    replicas: bool,
 }
 
 impl SitePurge {
@@ -220,11 +221,7 @@ impl SitePurge {
             site: Arc::downgrade(site),
             purger,
             installing: Arc::default(),
-            delay: if replicas {
-                FOLLOWERS_CATCH_UP
-            } else {
-                Duration::ZERO
-            },
+            replicas,
         }
     }
 
@@ -242,7 +239,7 @@ impl SitePurge {
         self.purger.purge(Batch {
             site: site.key.clone(),
             urls,
-            not_before: Instant::now() + self.delay,
+            followers_caught_up: self.replicas.then(|| Instant::now() + FOLLOWERS_CATCH_UP),
         });
     }
 }

@@ -1,7 +1,10 @@
 //! One endpoint's task: takes the lists saves left in its queue, in order, and sends them, a
 //! few `PURGE`s at a time or one JSON POST per list, each request retried with exponential
-//! backoff (honouring `Retry-After`) before it is counted as failed.
+//! backoff (honouring `Retry-After`) before it is counted as failed. With replicas, a list is
+//! kept until the followers caught up: `PURGE`s are sent again then, the POST only then; lists
+//! received meanwhile are sent as they come.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,6 +12,7 @@ use futures::StreamExt;
 use reqwest::header::HOST;
 use reqwest::{Client, Method, StatusCode};
 use tokio::sync::{mpsc, watch};
+use tokio::time::{sleep_until, Instant};
 use url::Url;
 
 use super::{Batch, Endpoint, PurgeMetrics};
@@ -33,19 +37,53 @@ pub(super) struct Sender {
 }
 
 impl Sender {
-    /// Sends every list the queue receives until every sender is gone.
+    /// Sends every list the queue receives until every sender is gone (and the lists kept for
+    /// the followers are sent).
     pub async fn run(self, mut queue: mpsc::Receiver<Arc<Batch>>) {
-        while let Some(batch) = queue.recv().await {
-            tokio::time::sleep_until(batch.not_before).await;
-            match &self.endpoint {
-                Endpoint::Purge(cache) => {
-                    futures::stream::iter(&batch.urls)
-                        .for_each_concurrent(PARALLEL, |url| self.purge_one(cache, url))
-                        .await
+        let mut kept: VecDeque<(Instant, Arc<Batch>)> = VecDeque::new();
+        let mut open = true;
+        while open || !kept.is_empty() {
+            let due = kept.front().map(|(at, _)| *at);
+            tokio::select! {
+                received = queue.recv(), if open => match received {
+                    Some(batch) => self.received(batch, &mut kept).await,
+                    None => open = false,
+                },
+                () = sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
+                    if let Some((_, batch)) = kept.pop_front() {
+                        self.send(&batch).await;
+                        self.sent();
+                    }
                 }
-                Endpoint::Post(relay) => self.post_list(relay, &batch).await,
             }
-            self.pending.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+
+    /// Sends `batch` now (a POST only without replicas), and keeps it for the followers.
+    async fn received(&self, batch: Arc<Batch>, kept: &mut VecDeque<(Instant, Arc<Batch>)>) {
+        let post = matches!(self.endpoint, Endpoint::Post(_));
+        if !post || batch.followers_caught_up.is_none() {
+            self.send(&batch).await;
+        }
+        match batch.followers_caught_up {
+            Some(at) => kept.push_back((at, batch)),
+            None => self.sent(),
+        }
+    }
+
+    /// One list is done with (see [`super::Purger::drain`]).
+    fn sent(&self) {
+        self.pending.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    async fn send(&self, batch: &Batch) {
+        match &self.endpoint {
+            Endpoint::Purge(cache) => {
+                futures::stream::iter(&batch.urls)
+                    .for_each_concurrent(PARALLEL, |url| self.purge_one(cache, url))
+                    .await
+            }
+            Endpoint::Post(relay) => self.post_list(relay, batch).await,
         }
     }
 
