@@ -13,7 +13,6 @@ use tokio::net::TcpListener;
 
 use crate::answer::Reader;
 use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
-use crate::crawlers::{Registry, RegistryError};
 use crate::http;
 use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
@@ -59,8 +58,6 @@ pub enum StartError {
     },
     #[error(transparent)]
     Notify(crate::notify::NotifyError),
-    #[error("CRAWLERS_FILE={0}")]
-    Crawlers(#[from] RegistryError),
     #[error(transparent)]
     CrawlLog(#[from] crate::crawllog::CrawlLogError),
 }
@@ -68,21 +65,10 @@ pub enum StartError {
 impl StartError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Config(_)
-            | Self::TemplateUnreadable { .. }
-            | Self::Robots(_)
-            | Self::Crawlers(_) => 2,
+            Self::Config(_) | Self::TemplateUnreadable { .. } | Self::Robots(_) => 2,
             _ => 1,
         }
     }
-}
-
-/// The crawler registry: the built-in one, extended by `CRAWLERS_FILE` when it is set.
-pub fn crawler_registry(config: &Config) -> Result<Registry, StartError> {
-    Ok(match &config.crawlers_file {
-        Some(path) => Registry::with_file(path)?,
-        None => Registry::builtin(),
-    })
 }
 
 /// The robots.txt this configuration serves, and the rules entries are checked against.
@@ -113,13 +99,12 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
         environment: config.environment,
         extra_sitemaps: config.extra_sitemaps.clone(),
     };
-    let registry = crawler_registry(config)?;
     let compiled = robots::compile_template(
         &template,
         &context,
         site.robots.policy.as_ref(),
         &site.robots.content_signal,
-        &registry,
+        &config.crawlers,
     )?;
     // Entries are checked against the production file: on staging the served file
     // disallows everything, and the sitemaps should still show what production would list.
@@ -161,7 +146,7 @@ impl Service {
     /// sweep (or the verification of what is stored) runs once [`Service::serve`] does.
     pub async fn start(config: &Config) -> Result<Self, StartError> {
         // Every template is checked before anything else happens.
-        let crawlers = Arc::new(crawler_registry(config)?);
+        let crawlers = config.crawlers.clone();
         let mut prepared = Vec::with_capacity(config.sites.len());
         for site in &config.sites {
             let robots = served_robots(config, site)?;
@@ -240,7 +225,7 @@ impl Service {
             None => (None, None),
         };
         let ledger = Arc::new(
-            crate::crawlers::Ledger::new(crawlers, metrics.crawlers.clone())
+            crate::ledger::Ledger::new(crawlers, metrics.crawlers.clone())
                 .verifying(verifier.is_on()),
         );
         let app = Arc::new(App {
@@ -438,9 +423,7 @@ pub fn group_settings(
         }),
         robots_body: Bytes::from(robots.body.clone()),
         robots_rules: robots_rules.fingerprint(),
-        llms: crate::config::group_llms(site, group, robots.rules.clone(), || {
-            crawler_registry(config).unwrap_or_else(|_| Registry::builtin())
-        }),
+        llms: crate::config::group_llms(site, group, robots.rules.clone(), &config.crawlers),
     }
 }
 

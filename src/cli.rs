@@ -108,11 +108,6 @@ pub fn run() -> i32 {
             return 2;
         }
     };
-    // A bad crawler registry is a bad setting: refused in one line before anything starts.
-    if let Err(e) = crate::app::crawler_registry(&config) {
-        eprintln!("sitemapd: {}", crate::error::Chain(&e));
-        return 2;
-    }
     let config = match command {
         Command::Demo => demo::with_demo_settings(config),
         _ => config,

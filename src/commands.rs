@@ -212,7 +212,7 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
     }
     let path = tested.path;
     // A crawler's name or whole User-Agent string answers for the token that crawler obeys.
-    let registry = app::crawler_registry(config)?;
+    let registry = &config.crawlers;
     let token = registry.robots_token(agent);
     let verdict = served.evaluate(token, &path);
     let agent = match registry.resolve(agent) {
@@ -244,8 +244,8 @@ pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> 
     use crate::robots::enforce::{blocked, snippet, Server};
     let server = Server::parse(server).expect("clap allows only known servers");
     let policy = config.first_site().robots.policy.as_ref();
-    let registry = app::crawler_registry(config)?;
-    let refused = blocked(policy, &registry).map_err(crate::robots::RobotsError::from)?;
+    let registry = &config.crawlers;
+    let refused = blocked(policy, registry).map_err(crate::robots::RobotsError::from)?;
     print!("{}", snippet(server, &refused, policy));
     Ok(0)
 }

@@ -26,11 +26,12 @@
 //! Beneath them, pure rules and formats: [`files`] (the catalogue of served files: every name
 //! and path is made and parsed there, and a site's list of files), [`sitemap`] (entry rules,
 //! limits, the XML writer), [`robots`] (robots.txt templates, validation, RFC 9309 matching),
+//! [`crawlers`] (the crawler registry: who crawlers are, what a User-Agent names, trust),
 //! [`feed`] (Atom and RSS), [`llms`] (llms.txt: each group's newest links, read by its sweep,
 //! composed per site), [`stylesheet`] (`/sitemap.xsl`'s body); and the outside world: [`store`] (every SQL statement, for
 //! PostgreSQL, MySQL/MariaDB and SQLite), [`notify`] (IndexNow and pings, paced and retried),
 //! [`config`] (environment, sites file and URL types → a validated [`config::Config`]),
-//! [`metrics`], and [`crawlers`] (which crawler fetched which file, bounded); [`crawllog`]
+//! [`metrics`], and [`ledger`] (which crawler fetched which file, bounded); [`crawllog`]
 //! reads the web server's access log for what crawlers did on the whole site. [`admin`] is the
 //! status page on its own listener, read from the same [`state::App`] as [`http`]: snapshots,
 //! ledger and metrics.
@@ -52,6 +53,7 @@ pub(crate) mod feed;
 pub(crate) mod files;
 pub(crate) mod http;
 pub(crate) mod import;
+pub mod ledger;
 pub mod llms;
 pub mod metrics;
 pub mod notify;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::http::HeaderValue;
 
 use crate::answer::Reader;
-use crate::crawlers::Ledger;
+use crate::ledger::Ledger;
 use crate::metrics::Metrics;
 use crate::site::sources::SourceCheck;
 use crate::site::Site;

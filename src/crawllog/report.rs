@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::crawlers::Crawlers;
 use super::metrics::{CrawlLogMetrics, CrawlerLabels, QuantileLabels, ViolationLabels};
+use crate::crawlers::Registry;
 use crate::site::{Group, Site};
 use crate::store::StoreError;
 
@@ -132,7 +132,7 @@ pub struct ViolationExample {
 /// Where the last report is kept, and what remakes it.
 pub struct Reporter {
     pub sites: Vec<Arc<Site>>,
-    pub crawlers: Arc<Crawlers>,
+    pub registry: Arc<Registry>,
     pub metrics: CrawlLogMetrics,
     pub last: Arc<RwLock<Arc<CrawlReport>>>,
 }
@@ -263,7 +263,7 @@ impl Reporter {
         }
         let (exempt, violations): (Vec<Violations>, Vec<Violations>) = violations
             .into_values()
-            .partition(|v| self.crawlers.exempt_from_robots(&v.crawler));
+            .partition(|v| self.registry.exempt_from_robots(&v.crawler));
         Ok(SiteCrawls {
             base_url: site.key.clone(),
             groups,
@@ -289,13 +289,16 @@ impl Reporter {
             .collect();
         let mut crawl_log = BTreeMap::new();
         // Every search crawler that fetched, and the two every site owner asks about.
-        let shown = self.crawlers.search().filter(|c| {
-            ALWAYS_SHOWN.contains(&&*c.name)
-                || fetched.contains_key(&*c.name)
-                || waiting.contains_key(&*c.name)
-        });
+        let shown = self
+            .registry
+            .fetching_search_crawlers()
+            .map(|id| self.registry.get(id).name.as_str())
+            .filter(|name| {
+                ALWAYS_SHOWN.contains(name)
+                    || fetched.contains_key(*name)
+                    || waiting.contains_key(*name)
+            });
         for crawler in shown {
-            let crawler = &*crawler.name;
             let count = waiting.get(crawler).copied().unwrap_or(0);
             let examples = if count > 0 {
                 store

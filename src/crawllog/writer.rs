@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::crawlers::Known;
 use super::metrics::CrawlLogMetrics;
 use super::receiver::Seen;
+use crate::crawlers::Registry;
 use crate::files;
 use crate::robots::RobotsTxt;
 use crate::site::Site;
@@ -44,6 +44,8 @@ pub type Queue = Arc<tokio::sync::Mutex<mpsc::Receiver<Seen>>>;
 /// What the writer needs of the service.
 pub struct Writer {
     pub sites: Vec<Arc<Site>>,
+    /// Names the crawlers: their names, tokens and purposes.
+    pub registry: Arc<Registry>,
     /// Whether client addresses are checked (`CRAWLER_VERIFY`): then only verified fetches
     /// count as a crawler's own.
     pub verifying: bool,
@@ -76,6 +78,7 @@ impl Spellings {
 impl Writer {
     pub fn new(
         sites: Vec<Arc<Site>>,
+        registry: Arc<Registry>,
         verifying: bool,
         metrics: CrawlLogMetrics,
         routed_by_host: bool,
@@ -84,6 +87,7 @@ impl Writer {
         let robots = vec![None; sites.len()];
         Self {
             sites,
+            registry,
             verifying,
             metrics,
             routed_by_host,
@@ -160,16 +164,18 @@ impl Writer {
     async fn write_site(&mut self, index: usize, seen: &[&Seen]) -> Result<(), StoreError> {
         let site = self.sites[index].clone();
         let robots = self.robots_of(index);
-        let mut paths = PathCounts::default();
+        let registry = self.registry.clone();
+        let mut paths = PathCounts::new(&registry);
         let mut counted = Vec::new();
         for seen in seen {
             let trust = seen.trust;
-            let verdict = robots.evaluate(&seen.crawler.token, &seen.fetch.target);
+            let crawler = registry.get(seen.crawler);
+            let verdict = robots.evaluate(crawler.token(), &seen.fetch.target);
             if !verdict.allowed {
                 let rule = verdict.decided_by.map(|r| r.to_string());
                 paths.add("disallowed", seen, trust.as_str(), rule);
             }
-            if seen.crawler.search && trust.counts_as_own(self.verifying) {
+            if crawler.crawls_for_search() && trust.counts_as_own(self.verifying) {
                 counted.push((*seen, trust));
             }
         }
@@ -192,7 +198,7 @@ impl Writer {
                 continue;
             }
             let label = group.name.clone().unwrap_or_default();
-            let rows = merge(&updates);
+            let rows = merge(&registry, &updates);
             group.store.add_crawls(&site.key, &label, &rows).await?;
         }
         let rows = paths.into_rows();
@@ -411,22 +417,23 @@ fn spellings(site: &Site, target: &str) -> Vec<(Spelling, String)> {
 
 /// A batch's fetches of one group's entries, one row per crawler and entry (as if nothing
 /// were stored: the database joins them with the stored rows), in key order.
-fn merge(updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
+fn merge(registry: &Registry, updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
     let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
     ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
     let mut rows: BTreeMap<(&str, i64), CrawlRow> = BTreeMap::new();
     for (seen, id, lastmod) in ordered {
+        let name = registry.get(seen.crawler).name.as_str();
         let row = rows
-            .entry((&*seen.crawler.name, *id))
-            .or_insert_with(|| new_row(&seen.crawler, *id));
+            .entry((name, *id))
+            .or_insert_with(|| new_row(name, *id));
         apply(row, seen, *lastmod);
     }
     rows.into_values().collect()
 }
 
-fn new_row(crawler: &Known, entry_id: i64) -> CrawlRow {
+fn new_row(crawler: &str, entry_id: i64) -> CrawlRow {
     CrawlRow {
-        crawler: crawler.name.to_string(),
+        crawler: crawler.to_string(),
         entry_id,
         path: String::new(),
         fetches: 0,
@@ -466,10 +473,19 @@ fn apply(row: &mut CrawlRow, seen: &Seen, lastmod: Option<i64>) {
 
 /// Counts of paths by key, for one site and batch (one row per key: an upsert may not touch
 /// a row twice).
-#[derive(Default)]
-struct PathCounts<'a>(HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>);
+struct PathCounts<'a> {
+    registry: &'a Registry,
+    rows: HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>,
+}
 
 impl<'a> PathCounts<'a> {
+    fn new(registry: &'a Registry) -> Self {
+        Self {
+            registry,
+            rows: HashMap::new(),
+        }
+    }
+
     fn add(
         &mut self,
         kind: &'static str,
@@ -498,12 +514,13 @@ impl<'a> PathCounts<'a> {
         path: &str,
         rule: Option<String>,
     ) {
+        let crawler = self.registry.get(seen.crawler).name.as_str();
         let row = self
-            .0
-            .entry((kind, &seen.crawler.name, verification, key, status))
+            .rows
+            .entry((kind, crawler, verification, key, status))
             .or_insert_with(|| PathRow {
                 kind,
-                crawler: seen.crawler.name.to_string(),
+                crawler: crawler.to_string(),
                 verification: verification.to_string(),
                 path_key: key,
                 status: i64::from(status),
@@ -518,7 +535,7 @@ impl<'a> PathCounts<'a> {
 
     /// The rows in key order.
     fn into_rows(self) -> Vec<PathRow> {
-        let mut rows: Vec<PathRow> = self.0.into_values().collect();
+        let mut rows: Vec<PathRow> = self.rows.into_values().collect();
         rows.sort_by(|a, b| a.key().cmp(&b.key()));
         rows
     }
@@ -546,19 +563,14 @@ mod tests {
                 status,
                 user_agent: "Googlebot".into(),
             },
-            crawler: Known {
-                id: crate::crawlers::CrawlerId(0),
-                name: "Googlebot".into(),
-                token: "Googlebot".into(),
-                search: true,
-            },
+            crawler: crate::crawlers::CrawlerId(0),
             trust: crate::crawlers::Trust::Verified,
         }
     }
 
     #[test]
     fn the_first_successful_fetch_after_a_lastmod_measures_freshness() {
-        let mut row = new_row(&seen(0, 200).crawler, 1);
+        let mut row = new_row("Googlebot", 1);
         apply(&mut row, &seen(100, 200), Some(150));
         assert_eq!((row.fresh_at, row.last_fetch), (None, 100));
         apply(&mut row, &seen(200, 500), Some(150));

@@ -8,7 +8,6 @@
 pub mod client;
 pub mod conditional;
 mod error;
-pub mod ledger;
 pub mod routes;
 pub mod server;
 mod signed;
@@ -27,8 +26,10 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::crawlers::{Fetch, Trust};
+use crate::crawlers::Trust;
 use crate::files::File;
+use crate::ledger::files::{ledger_name, ChangeTimes};
+use crate::ledger::Fetch;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
@@ -265,7 +266,7 @@ impl App {
                 );
             }
         }
-        let changed = ledger::ChangeTimes::of(&self.sites);
+        let changed = ChangeTimes::of(&self.sites);
         self.ledger
             .refresh_files_behind(|site, file| changed.get(site, file));
         let body = self.metrics.encode();
@@ -284,7 +285,7 @@ impl App {
     /// prove (now, or once verification decides: never waited for), with the version of the
     /// file its ETag names.
     fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, response: &Response) {
-        let Some(name) = ledger::ledger_name(site, file) else {
+        let Some(name) = ledger_name(site, file) else {
             return;
         };
         let status = response.status().as_u16();
