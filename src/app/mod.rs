@@ -20,12 +20,12 @@ use tokio::net::TcpListener;
 use crate::answer::Reader;
 use crate::config::Config;
 use crate::http;
-use crate::metrics::{Metrics, SiteLabels};
+use crate::metrics::Metrics;
 use crate::notify::Notifier;
 use crate::robots::{Environment, RobotsError};
 use crate::state::App;
 use crate::store::StoreError;
-use crate::sweep::lease::SiteLease;
+use crate::sweep::lease::LeaseHolder;
 use crate::sweep::{SweepError, Sweeper};
 
 pub use open::{entry_rules, served_robots, watch_sources, ServedRobots, Sites};
@@ -89,8 +89,8 @@ pub struct Service {
     pub sweepers: Vec<Arc<Sweeper>>,
     pub notifier: Arc<Notifier>,
     refresh: Duration,
-    /// Whether replicas share the work through a per-site lease (`REPLICA_LEASE`).
-    replica_lease: bool,
+    /// What takes each site's lease when replicas share the work (`REPLICA_LEASE`).
+    leases: Vec<LeaseHolder>,
     /// The crawl log's tasks, stopped with the service.
     _crawl_log: Option<crate::crawllog::CrawlLogTasks>,
     limits: http::server::Limits,
@@ -111,6 +111,7 @@ impl Service {
             sites,
             sweepers,
             policies,
+            leases,
         } = Sites::open(config, &notifier, &metrics).await?;
         let indexnow_key = notifier.indexnow_key().cloned();
         // One verifier serves the request path's ledger and the crawl log.
@@ -164,7 +165,7 @@ impl Service {
             sweepers,
             notifier,
             refresh: config.refresh,
-            replica_lease: config.replica_lease,
+            leases,
             _crawl_log: crawl_log_tasks,
             limits: http::server::Limits {
                 request: config.request_timeout,
@@ -178,21 +179,13 @@ impl Service {
     /// Keeps every site current and serves `listener` until `shutdown` completes; then lets
     /// downloads and pending notifications finish, side by side, within the grace period.
     pub async fn serve(
-        self,
+        mut self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) {
         // Sweeps stop with the server, also when this future is dropped, and the leases
         // with them (another replica takes over at once).
-        let shared = self
-            .app
-            .sites
-            .first()
-            .is_some_and(|site| site.first().store.shared_by_replicas());
-        let mut tasks = match self.replica_lease && shared {
-            true => self.share_with_replicas(),
-            false => Vec::new(),
-        };
+        let mut tasks: Vec<_> = self.leases.drain(..).map(LeaseHolder::start).collect();
         tasks.extend(
             self.sweepers
                 .iter()
@@ -220,29 +213,6 @@ impl Service {
         if served.is_err() {
             tracing::warn!("grace period over; closing remaining connections");
         }
-    }
-}
-
-impl Service {
-    /// Starts each site's lease: its groups are kept current by one replica at a time (see
-    /// [`crate::sweep::lease`]). The lease tasks, to stop with the server.
-    fn share_with_replicas(&self) -> Vec<tokio::task::JoinHandle<()>> {
-        let replica: Arc<str> = crate::sweep::lease::replica_name().into();
-        let mut sweepers = self.sweepers.iter();
-        let mut tasks = Vec::with_capacity(self.app.sites.len());
-        for site in &self.app.sites {
-            let held = self.app.metrics.lease_held.get_or_create(&SiteLabels {
-                site: site.key.clone(),
-            });
-            let store = site.first().store.clone();
-            let (lease, task) =
-                SiteLease::start(store, site.clone(), held.clone(), replica.clone());
-            for sweeper in sweepers.by_ref().take(site.groups.len()) {
-                sweeper.share_with_replicas(lease.clone());
-            }
-            tasks.push(task);
-        }
-        tasks
     }
 }
 

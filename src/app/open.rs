@@ -9,12 +9,13 @@ use chrono::Utc;
 
 use super::{group_settings, StartError};
 use crate::config::{Config, SiteConfig};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, SiteLabels};
 use crate::notify::Notifier;
 use crate::robots::{self, PolicySummary, RobotsContext, RobotsTxt};
 use crate::site::{Group, Site};
 use crate::sitemap::EntryRules;
 use crate::store::{Store, Watch};
+use crate::sweep::lease::{replica_name, LeaseHolder, SiteLease};
 use crate::sweep::Sweeper;
 
 /// Every site of a configuration, opened: stored files are served at once, and each group's
@@ -26,6 +27,9 @@ pub struct Sites {
     pub sweepers: Vec<Arc<Sweeper>>,
     /// Each site's robots.txt policy summary, for the status page.
     pub policies: Vec<PolicySummary>,
+    /// What takes each site's lease, when replicas share the work (`REPLICA_LEASE` on a
+    /// database replicas share): started by [`super::Service::serve`], never by a command.
+    pub leases: Vec<LeaseHolder>,
 }
 
 impl Sites {
@@ -61,7 +65,9 @@ impl Sites {
             sites: Vec::with_capacity(prepared.len()),
             sweepers: Vec::new(),
             policies: Vec::with_capacity(prepared.len()),
+            leases: Vec::new(),
         };
+        let replica: Arc<str> = replica_name().into();
         for (site_config, robots) in prepared {
             opened.policies.push(robots::summary(
                 site_config.robots.policy.as_ref(),
@@ -69,6 +75,7 @@ impl Sites {
                 &config.crawlers,
             ));
             let mut groups = Vec::with_capacity(site_config.groups.len());
+            let mut stale_reports = Vec::with_capacity(site_config.groups.len());
             for group_config in &site_config.groups {
                 let settings = group_settings(config, site_config, group_config, &robots);
                 let (group, stale) = Group::new(
@@ -78,19 +85,40 @@ impl Sites {
                 );
                 // Before any sweep of any site: no site clears removed URLs another reads.
                 crate::sweep::register_removed_reader(&group, notifier).await;
+                groups.push(group);
+                stale_reports.push(stale);
+            }
+            let site = Site::new(groups);
+            let lease = match config.replica_lease && site.first().store.shared_by_replicas() {
+                true => Some(opened.lease(&site, metrics, &replica)),
+                false => None,
+            };
+            for (group, stale) in site.groups.iter().zip(stale_reports) {
                 let sweeper = Sweeper::open(
                     group.clone(),
                     stale,
                     notifier.clone(),
                     metrics.sweep.clone(),
+                    lease.clone(),
                 )
                 .await?;
-                groups.push(group);
                 opened.sweepers.push(sweeper);
             }
-            opened.sites.push(Site::new(groups));
+            opened.sites.push(site);
         }
         Ok(opened)
+    }
+
+    /// `site`'s lease, which its groups are kept current under by one replica at a time (see
+    /// [`crate::sweep::lease`]); what takes it is kept to be started with the service.
+    fn lease(&mut self, site: &Arc<Site>, metrics: &Metrics, replica: &Arc<str>) -> SiteLease {
+        let held = metrics.lease_held.get_or_create(&SiteLabels {
+            site: site.key.clone(),
+        });
+        let store = site.first().store.clone();
+        let (lease, holder) = SiteLease::new(store, site.clone(), held.clone(), replica.clone());
+        self.leases.push(holder);
+        lease
     }
 }
 

@@ -6,7 +6,8 @@
 //! dates each file against what is stored; the store saves that state compare-and-set (other
 //! replicas may be sweeping too); the group installs the new snapshot; [`announce`] tells
 //! IndexNow and the ping webhook. [`schedule`] runs sweeps for as long as the process lives,
-//! with retries when one fails.
+//! with retries when one fails; [`roles`] says when it runs when replicas share a site (hold,
+//! follow, take over, under the site's [`lease`]).
 //!
 //! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
 //! every restart answers with the same ETag and Last-Modified.
@@ -19,6 +20,7 @@ mod llms;
 mod measure;
 mod quiet;
 mod relist;
+mod roles;
 mod schedule;
 mod settle;
 
@@ -73,7 +75,7 @@ pub struct Sweeper {
     listed_known: Arc<AtomicBool>,
     /// The site's lease, when replicas share the work ([`lease`]); none: this replica keeps
     /// the group current by itself.
-    lease: std::sync::OnceLock<lease::SiteLease>,
+    lease: Option<lease::SiteLease>,
     /// Where the tables behind the source were when the last full sweep began ([`quiet`]).
     quiet: quiet::Quiet,
 }
@@ -112,11 +114,14 @@ impl Sweeper {
     /// Loads the stored state into `group` (served at once if there is any) and opens its change
     /// feed where the stored files leave off. Reads no entries: [`Sweeper::keep_current`]
     /// brings the files up to date in the background, [`Sweeper::sweep_now`] in the foreground.
+    /// With `lease` (replicas share the site's work), the group is kept current only while
+    /// this replica holds it.
     pub async fn open(
         group: Arc<Group>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
         metrics: SweepMetrics,
+        lease: Option<lease::SiteLease>,
     ) -> Result<Arc<Self>, StoreError> {
         let stored = group.store.load_state(&group.key).await?;
         let has_state = !stored.is_empty();
@@ -153,7 +158,7 @@ impl Sweeper {
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
             listed_known: Arc::new(AtomicBool::new(false)),
-            lease: std::sync::OnceLock::new(),
+            lease,
             quiet: quiet::Quiet::default(),
         });
         if has_state {
@@ -442,16 +447,6 @@ impl Sweeper {
         let stored = self.group.store.load_state(&self.group.key).await?;
         self.install_stored(&stored);
         Ok(())
-    }
-
-    /// Keeps the group current only while this replica holds `lease` (see [`lease`]); set once,
-    /// before [`Sweeper::keep_current`] runs.
-    pub fn share_with_replicas(&self, lease: lease::SiteLease) {
-        let _ = self.lease.set(lease);
-    }
-
-    fn lease(&self) -> Option<lease::SiteLease> {
-        self.lease.get().cloned()
     }
 
     fn install_stored(&self, stored: &SavedState) {
