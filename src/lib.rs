@@ -63,5 +63,7 @@ pub mod sitemap;
 pub mod state;
 pub mod store;
 pub mod stylesheet;
+pub(crate) mod summary;
 pub mod sweep;
+pub(crate) mod sync;
 pub mod verify;

@@ -34,9 +34,14 @@ async fn serve_status_page(
             cause,
         })?;
     let access = crate::admin::access::Access { bind: addr, token };
-    let app = service.app.clone();
+    // Behind the Host or token check, with the public side's connection limits (header
+    // timeout, idle limits).
+    let router = crate::admin::access::guard(crate::admin::router(service.app.clone()), access);
     tokio::spawn(async move {
-        if let Err(e) = crate::admin::serve(listener, app, access).await {
+        let limits = crate::http::server::Limits::default();
+        if let Err(e) =
+            crate::http::server::serve(listener, router, limits, std::future::pending()).await
+        {
             tracing::error!(error = %e, "the status page stopped");
         }
     });

@@ -11,6 +11,8 @@
 //!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
 //!   (see [`crate::store`]), by two writers so one looks up while the other writes.
+//! - `crawls.rs`: the batch's rows of `sitemapd_crawls` (fetches and freshness per entry).
+//! - [`paths`]: the paths counted beside the listed URLs (outside the sitemaps, disallowed).
 //! - [`report`]: the summary the status page reads, remade in the background.
 //!
 //! Which crawler a line names is the registry's ([`Registry::classify`], or the signer a Web Bot
@@ -18,8 +20,10 @@
 //! the fetches their verdict ([`crate::crawlers::Trust::counts_as_own`]) lets count; crawlers
 //! whose operators document that they ignore robots.txt are exempt from the compliance report.
 
+mod crawls;
 pub mod line;
 pub mod metrics;
+pub mod paths;
 mod receiver;
 pub mod report;
 pub mod syslog;
@@ -129,6 +133,6 @@ impl CrawlLog {
 
     /// The last report made (empty until the first).
     pub fn report(&self) -> Arc<CrawlReport> {
-        self.last.read().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::sync::read(&self.last).clone()
     }
 }

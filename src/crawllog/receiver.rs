@@ -19,7 +19,7 @@ use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
 use crate::crawlers::{CrawlerId, Registry, Trust};
-use crate::verify::{Claim, Message, SignatureHeaders, Signed, Verifier};
+use crate::verify::{Claim, Decided, Message, SignatureHeaders, Signed, Verifier};
 
 /// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
 const DATAGRAM_BYTES: usize = 65_536;
@@ -64,14 +64,14 @@ impl Onward {
             at: fetch.at,
         };
         let onward = self.clone();
-        let waited = self.verifier.decide(claim, move |verdict| {
+        let decided = self.verifier.decide(claim, move |verdict| {
             onward.queue_line(Seen {
                 fetch,
                 crawler,
                 trust: verdict.trust,
             })
         });
-        if !waited {
+        if decided == Decided::Busy {
             self.metrics.verify_busy.inc();
         }
     }

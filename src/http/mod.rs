@@ -35,7 +35,7 @@ use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
-use crate::verify::Claim;
+use crate::verify::{Claim, Decided};
 use conditional::{http_date, is_not_modified, preferred_coding};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
@@ -322,19 +322,8 @@ impl App {
             signed,
             at: now,
         };
-        if let Some(verdict) = self.verifier.claim_cached(&claim) {
-            self.verifier.tally(crawler, verdict);
-            return self.ledger.record_fetch(
-                Some(crawler),
-                verdict.trust,
-                &site.key,
-                &name,
-                status,
-                fetch,
-            );
-        }
         let (ledger, site, verifier) = (self.ledger.clone(), site.clone(), self.verifier.clone());
-        let waited = self.verifier.decide(claim, move |verdict| {
+        let decided = self.verifier.decide(claim, move |verdict| {
             verifier.tally(crawler, verdict);
             ledger.record_fetch(
                 Some(crawler),
@@ -345,7 +334,7 @@ impl App {
                 fetch,
             )
         });
-        if !waited {
+        if decided == Decided::Busy {
             self.ledger.metrics().verdicts_dropped.inc();
         }
     }

@@ -17,24 +17,27 @@
 //! each crawler tracks at most [`MAX_FILES_PER_CRAWLER`] files and forgets the least recently
 //! fetched first.
 //!
-//! Beside it: [`metrics`] (its prometheus counters and labels), [`files`] (what the ledger calls
-//! a site's files, and each as served now), [`recent`] (one crawler's bounded file map) and
-//! [`version`] (whether a crawler is behind on a file).
+//! Beside it: `metrics.rs` (its prometheus counters and labels), [`files`] (what the ledger
+//! calls a site's files, and each as served now), [`summary`] (what it tells the status page),
+//! `recent.rs` (one crawler's bounded file map) and `version.rs` (whether a crawler is behind on
+//! a file).
 
 pub mod files;
 mod metrics;
 mod recent;
+pub mod summary;
 mod version;
 
 pub use metrics::{CrawlerLabels, CrawlerMetrics, CrawlerName, CrawlerStatusLabels, Verified};
 pub use version::{version_of_etag, Fetch, Served};
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use serde::Serialize;
 
 pub use crate::crawlers::OTHER;
 use crate::crawlers::{CrawlerId, Registry, Trust};
+use crate::sync::lock;
 
 use recent::Recent;
 
@@ -138,7 +141,8 @@ impl Track {
 /// One `std::sync::Mutex` per crawler rather than one for all (so Googlebot and bingbot never
 /// wait on each other) and rather than an async lock (each is held for a map update, never across
 /// an await). Nothing here panics with a lock held, but should a lock be poisoned anyway it is
-/// used regardless: a statistics ledger must never fail the request that feeds it.
+/// used regardless ([`crate::sync`]): a statistics ledger must never fail the request that
+/// feeds it.
 #[derive(Debug)]
 pub struct Ledger {
     registry: Arc<Registry>,
@@ -445,10 +449,6 @@ fn trust_slot(trust: Trust) -> usize {
         Trust::Unverified => 1,
         Trust::Forged => 2,
     }
-}
-
-fn lock(track: &Mutex<Track>) -> MutexGuard<'_, Track> {
-    track.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether a file fetched as `fetch` has changed since (and still exists).
