@@ -8,7 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::crawlers::CrawlerMetrics;
+use crate::ledger::CrawlerMetrics;
 use crate::notify::NotifyMetrics;
 use crate::sitemap::SkipCounts;
 
@@ -74,7 +74,7 @@ pub struct Metrics {
     pub lease_held: Family<SiteLabels, Gauge>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
-    /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
+    /// What crawlers fetched; hand a clone to [`crate::ledger::Ledger::new`].
     pub crawlers: CrawlerMetrics,
     /// The crawl log's counters; hand a clone to [`crate::crawllog::CrawlLog::start`].
     pub crawl_log: crate::crawllog::CrawlLogMetrics,

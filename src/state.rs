@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::answer::Reader;
-use crate::crawlers::Ledger;
+use crate::ledger::Ledger;
 use crate::metrics::Metrics;
 use crate::site::sources::SourceCheck;
 use crate::site::Site;

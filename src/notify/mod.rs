@@ -39,6 +39,7 @@ pub(crate) mod delivery;
 pub mod indexnow;
 pub mod keys;
 pub mod ping;
+pub mod summary;
 
 use std::time::Duration;
 

@@ -6,7 +6,8 @@
 //! dates each file against what is stored; the store saves that state compare-and-set (other
 //! replicas may be sweeping too); the group installs the new snapshot; [`announce`] tells
 //! IndexNow and the ping webhook. [`schedule`] runs sweeps for as long as the process lives,
-//! with retries when one fails.
+//! with retries when one fails; [`roles`] says when it runs when replicas share a site (hold,
+//! follow, take over, under the site's [`lease`]).
 //!
 //! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
 //! every restart answers with the same ETag and Last-Modified.
@@ -19,6 +20,7 @@ mod llms;
 mod measure;
 mod quiet;
 mod relist;
+mod roles;
 mod schedule;
 mod settle;
 
@@ -73,11 +75,11 @@ pub struct Sweeper {
     listed_known: Arc<AtomicBool>,
     /// The site's lease, when replicas share the work ([`lease`]); none: this replica keeps
     /// the group current by itself.
-    lease: std::sync::OnceLock<lease::SiteLease>,
+    lease: Option<lease::SiteLease>,
     /// Where the tables behind the source were when the last full sweep began ([`quiet`]).
     quiet: quiet::Quiet,
     /// The cache in front to tell of the URLs each save changed (`CACHE_PURGE`); none: off.
-    purge: std::sync::OnceLock<crate::purge::SitePurge>,
+    purge: Option<crate::purge::SitePurge>,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -118,11 +120,16 @@ impl Sweeper {
     /// Loads the stored state into `group` (served at once if there is any) and opens its change
     /// feed where the stored files leave off. Reads no entries: [`Sweeper::keep_current`]
     /// brings the files up to date in the background, [`Sweeper::sweep_now`] in the foreground.
+    /// With `lease` (replicas share the site's work), the group is kept current only while
+    /// this replica holds it. With `purge` (`CACHE_PURGE`), each save tells the cache in front
+    /// of the URLs whose bytes it changed.
     pub async fn open(
         group: Arc<Group>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
         metrics: SweepMetrics,
+        lease: Option<lease::SiteLease>,
+        purge: Option<crate::purge::SitePurge>,
     ) -> Result<Arc<Self>, StoreError> {
         let stored = group.store.load_state(&group.key).await?;
         let has_state = !stored.is_empty();
@@ -159,9 +166,9 @@ impl Sweeper {
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
             listed_known: Arc::new(AtomicBool::new(false)),
-            lease: std::sync::OnceLock::new(),
+            lease,
             quiet: quiet::Quiet::default(),
-            purge: std::sync::OnceLock::new(),
+            purge,
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -458,27 +465,11 @@ impl Sweeper {
         Ok(())
     }
 
-    /// Keeps the group current only while this replica holds `lease` (see [`lease`]); set once,
-    /// before [`Sweeper::keep_current`] runs.
-    pub fn share_with_replicas(&self, lease: lease::SiteLease) {
-        let _ = self.lease.set(lease);
-    }
-
-    fn lease(&self) -> Option<lease::SiteLease> {
-        self.lease.get().cloned()
-    }
-
-    /// Tells `purge`'s cache of the URLs each save changes; set once, before
-    /// [`Sweeper::keep_current`] runs.
-    pub fn purge_with(&self, purge: crate::purge::SitePurge) {
-        let _ = self.purge.set(purge);
-    }
-
     /// Installs what `save` stored, and purges the URLs whose bytes that changed where this
     /// replica keeps the site current (it may have lost the lease meanwhile).
     fn install_saved(&self, next: Snapshot, save: crate::purge::Save<'_>) {
-        let holds = self.lease().is_none_or(|lease| lease.holds());
-        match self.purge.get().filter(|_| holds) {
+        let holds = self.lease.as_ref().is_none_or(|lease| lease.holds());
+        match self.purge.as_ref().filter(|_| holds) {
             Some(purge) => purge.install(save, || self.group.install(next)),
             None => self.group.install(next),
         }

@@ -1,6 +1,7 @@
 //! The ledger's tests: counts, last fetches, files behind and the metrics.
 
 use super::*;
+use prometheus_client::registry::Registry as MetricsRegistry;
 
 const SITE: &str = "https://example.com/";
 
