@@ -234,4 +234,7 @@ if ! wait "$BUILD_PID"; then
   die "the tests do not compile (cargo test --all-targets --no-run)"
 fi
 trap - EXIT
+# Most tests wait (on a database, a server, a sweep), not compute: two per core keep the cores
+# busy. RUST_TEST_THREADS=1 runs them one at a time.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) * 2))}"
 cargo test --all-targets "$@"
