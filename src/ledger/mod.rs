@@ -158,15 +158,6 @@ pub struct Ledger {
     verifying: bool,
 }
 
-#[cfg(test)]
-impl Default for Ledger {
-    /// A ledger over the built-in registry with metrics of its own, registered nowhere. Tests
-    /// only: the service's ledger is over the registry the configuration parsed.
-    fn default() -> Self {
-        Self::new(Arc::new(Registry::builtin()), CrawlerMetrics::default())
-    }
-}
-
 impl Ledger {
     /// An empty ledger of `registry`'s crawlers that counts into `metrics` (register them with
     /// the service's registry).
