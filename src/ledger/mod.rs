@@ -158,14 +158,6 @@ pub struct Ledger {
     verifying: bool,
 }
 
-impl Default for Ledger {
-    /// A ledger over the built-in registry with metrics of its own, registered nowhere (for tests
-    /// and tools).
-    fn default() -> Self {
-        Self::new(Arc::new(Registry::builtin()), CrawlerMetrics::default())
-    }
-}
-
 impl Ledger {
     /// An empty ledger of `registry`'s crawlers that counts into `metrics` (register them with
     /// the service's registry).

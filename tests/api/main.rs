@@ -45,6 +45,7 @@ mod robots;
 mod serving;
 mod signatures;
 mod strategies;
+mod structure;
 mod stylesheet;
 mod under_writes;
 mod verification;
