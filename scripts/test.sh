@@ -7,7 +7,8 @@
 # package (pip) for reading llms.txt back with the format's reference parser,
 # the PostgreSQL server binaries (Debian package postgresql) for a primary and standby of the
 # replica tests' own, headless Chromium (Debian package chromium) for rendering sitemaps through sitemap.xsl, and
-# nginx, Apache, Caddy and dnsmasq for the crawl-log and crawler-verification tests.
+# nginx, Apache, Caddy and dnsmasq for the crawl-log and crawler-verification tests, and Varnish
+# (Debian package varnish) in front of the server for the cache-purge tests.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh caching
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -172,11 +173,12 @@ ensure_chromium() {
 }
 
 # The crawl-log and verification tests run real servers: nginx, Apache and Caddy sending their
-# access logs, and dnsmasq answering the reverse and forward lookups of crawler verification.
+# access logs, and dnsmasq answering the reverse and forward lookups of crawler verification;
+# the cache tests a Varnish in front that sitemapd purges.
 # Installed here, once, rather than by tests racing for apt's lock.
 ensure_test_servers() {
   local missing=() tool package
-  for tool in nginx:nginx-light apache2:apache2 caddy:caddy dnsmasq:dnsmasq logger:bsdutils; do
+  for tool in nginx:nginx-light apache2:apache2 caddy:caddy dnsmasq:dnsmasq logger:bsdutils varnishd:varnish; do
     package=${tool#*:}
     tool=${tool%%:*}
     command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || missing+=("$package")
@@ -207,7 +209,7 @@ install_missing_packages() {
   mysql_reachable || command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || command -v mysqld >/dev/null \
     || missing+=(mariadb-server mariadb-client)
   for tool in xmllint:libxml2-utils jing:jing nginx:nginx-light apache2:apache2 caddy:caddy dnsmasq:dnsmasq \
-    logger:bsdutils node:nodejs npm:npm; do
+    logger:bsdutils node:nodejs npm:npm varnishd:varnish; do
     package=${tool#*:}
     tool=${tool%%:*}
     command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || missing+=("$package")
@@ -245,4 +247,7 @@ if ! wait "$BUILD_PID"; then
   die "the tests do not compile (cargo test --all-targets --no-run)"
 fi
 trap - EXIT
+# Most tests wait (on a database, a server, a sweep), not compute: two per core keep the cores
+# busy. RUST_TEST_THREADS=1 runs them one at a time.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) * 2))}"
 cargo test --all-targets "$@"

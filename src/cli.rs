@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::app::{self, StartError};
 use crate::config::{Config, Defaults, LogFormat, Vars};
 use crate::{commands, demo};
 
@@ -108,11 +107,6 @@ pub fn run() -> i32 {
             return 2;
         }
     };
-    // A bad crawler registry is a bad setting: refused in one line before anything starts.
-    if let Err(e) = crate::app::crawler_registry(&config) {
-        eprintln!("sitemapd: {}", crate::error::Chain(&e));
-        return 2;
-    }
     let config = match command {
         Command::Demo => demo::with_demo_settings(config),
         _ => config,
@@ -124,11 +118,11 @@ pub fn run() -> i32 {
         .expect("tokio runtime");
     let result = runtime.block_on(async {
         match command {
-            Command::Serve => serve(&config).await,
+            Command::Serve => commands::serve(&config).await,
             Command::Demo => {
                 demo::prepare(&config).await?;
                 println!("{}", demo::addresses(&config));
-                serve(&config).await
+                commands::serve(&config).await
             }
             Command::Migrate => commands::migrate(&config).await,
             Command::Check => commands::check(&config).await,
@@ -170,64 +164,4 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
         LogFormat::Text => builder.try_init(),
     };
     guard
-}
-
-async fn serve(config: &Config) -> Result<i32, StartError> {
-    let service = app::Service::start(config).await?;
-    let listener = tokio::net::TcpListener::bind(config.bind_addr)
-        .await
-        .map_err(|cause| StartError::Bind {
-            addr: config.bind_addr.to_string(),
-            cause,
-        })?;
-    tracing::info!(addr = %config.bind_addr, base = %config.first_site().base_url.as_str(), sites = config.sites.len(), database = %config.database_url, "listening");
-    if let Some(addr) = config.admin_addr {
-        serve_status_page(addr, config.admin_token.clone(), &service).await?;
-    }
-    service.serve(listener, shutdown_signal()).await;
-    Ok(0)
-}
-
-/// The status page on its own listener (never the public one), for as long as the process.
-async fn serve_status_page(
-    addr: std::net::SocketAddr,
-    token: Option<crate::config::AdminToken>,
-    service: &app::Service,
-) -> Result<(), StartError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|cause| StartError::Bind {
-            addr: addr.to_string(),
-            cause,
-        })?;
-    let access = crate::admin::access::Access { bind: addr, token };
-    let app = service.app.clone();
-    tokio::spawn(async move {
-        if let Err(e) = crate::admin::serve(listener, app, access).await {
-            tracing::error!(error = %e, "the status page stopped");
-        }
-    });
-    tracing::info!(addr = %addr, "status page listening");
-    Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
 }

@@ -8,7 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::crawlers::CrawlerMetrics;
+use crate::ledger::CrawlerMetrics;
 use crate::notify::NotifyMetrics;
 use crate::sitemap::SkipCounts;
 
@@ -76,10 +76,12 @@ pub struct Metrics {
     pub source_lag: Family<SiteLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// Counters of the change notifier; hand a clone to [`crate::notify::Notifier::start`].
     pub notify: NotifyMetrics,
-    /// What crawlers fetched; hand a clone to [`crate::crawlers::Ledger::new`].
+    /// What crawlers fetched; hand a clone to [`crate::ledger::Ledger::new`].
     pub crawlers: CrawlerMetrics,
     /// The crawl log's counters; hand a clone to [`crate::crawllog::CrawlLog::start`].
     pub crawl_log: crate::crawllog::CrawlLogMetrics,
+    /// Purges of a cache in front; hand a clone to [`crate::purge::Purger::start`].
+    pub purge: crate::purge::PurgeMetrics,
 }
 
 impl Default for Metrics {
@@ -110,6 +112,7 @@ impl Metrics {
             notify: NotifyMetrics::default(),
             crawlers: CrawlerMetrics::default(),
             crawl_log: crate::crawllog::CrawlLogMetrics::default(),
+            purge: crate::purge::PurgeMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -195,6 +198,7 @@ impl Metrics {
         m.notify.register(&mut registry);
         m.crawlers.register(&mut registry);
         m.crawl_log.register(&mut registry);
+        m.purge.register(&mut registry);
         Self { registry, ..m }
     }
 

@@ -5,10 +5,8 @@
 
 use std::sync::Arc;
 
-use axum::http::HeaderValue;
-
 use crate::answer::Reader;
-use crate::crawlers::Ledger;
+use crate::ledger::Ledger;
 use crate::metrics::Metrics;
 use crate::site::sources::SourceCheck;
 use crate::site::Site;
@@ -31,7 +29,8 @@ pub struct App {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The access log's crawl log, when `ACCESS_LOG_ADDR` is set.
     pub crawl_log: Option<Arc<crate::crawllog::CrawlLog>>,
-    pub cache_control: HeaderValue,
+    /// `Cache-Control` per kind of file (`SITEMAP_CACHE_CONTROL` and the shared-cache part).
+    pub cache_headers: crate::cache_headers::CacheHeaders,
     /// `X-Robots-Tag` for every response (staging), or only documents (production).
     pub staging: bool,
     /// Whether every group's source can be read, as `/readyz` last found it.

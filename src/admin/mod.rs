@@ -41,23 +41,6 @@ pub fn router(app: AppState) -> Router {
         .layer(axum::middleware::from_fn(access::security_headers))
 }
 
-/// The status page as `serve` runs it: [`router`] behind the Host or token check of `access`,
-/// on `listener` with the public side's connection limits (header timeout, idle limits).
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    app: AppState,
-    access: access::Access,
-) -> std::io::Result<()> {
-    let router = access::guard(router(app), access);
-    crate::http::server::serve(
-        listener,
-        router,
-        crate::http::server::Limits::default(),
-        std::future::pending(),
-    )
-    .await
-}
-
 type AdminState = (AppState, Arc<Environment<'static>>);
 
 fn templates() -> Environment<'static> {

@@ -9,22 +9,22 @@ use serde::Serialize;
 use super::finding::time;
 pub use super::finding::Finding;
 use super::verification::{verification, Verification};
-use crate::crawlers::{CrawlerId, DayCount, Ledger, Purpose, Registry};
+use crate::crawlers::Purpose;
 use crate::files::page_name;
-use crate::http::ledger::ChangeTimes;
+use crate::ledger::files::ChangeTimes;
+use crate::ledger::summary::{crawlers, purposes};
+pub use crate::ledger::summary::{CrawlerStatus, KnownCrawler, PurposeStatus};
+pub use crate::notify::summary::Deliveries;
 use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
 use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
 use crate::state::App;
-use crate::verify::{VerifiedBy, Verifier};
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
 /// reported. A file full of URLs is not: that is how every file of a large site looks.
 const NEAR_LIMIT: f64 = 0.9;
 /// Most sitemap files one index may list (the protocol's limit).
 const MAX_FILES_PER_INDEX: usize = 50_000;
-/// Files a crawler is behind on, listed by name (the count is always whole).
-const BEHIND_LISTED: usize = 20;
 
 #[derive(Debug, Serialize)]
 pub struct Status {
@@ -108,83 +108,6 @@ pub struct Skipped {
     pub drops_entry: bool,
 }
 
-#[derive(Debug, Serialize)]
-pub struct CrawlerStatus {
-    /// The registry crawler's name, or `other` for User-Agents the registry does not know.
-    pub crawler: String,
-    /// Its purpose (`search`, `ai-training`, ...); `None` for `other`.
-    pub purpose: Option<&'static str>,
-    /// The purpose for people ("AI training"), or "Not in the registry" for `other`.
-    pub purpose_label: &'static str,
-    pub operator: String,
-    pub last_fetch: Option<String>,
-    pub ok: u64,
-    pub not_modified: u64,
-    /// Requests (any status) whose signature or client address proved the crawler.
-    pub verified: u64,
-    /// Requests no method decided: a crawler without one, a lookup that failed, or
-    /// verification off.
-    pub unverified: u64,
-    /// Requests every method the crawler offered refuted: its address, or its signature.
-    pub forged: u64,
-    /// Of the verified requests, how many each method proved: its Web Bot Auth signature, a
-    /// published address range, reverse DNS.
-    pub verified_by: VerifiedBy,
-    /// Whether the registry gives the crawler a verification method.
-    pub verifiable: bool,
-    /// Its latest read of robots.txt (a 200 or 304), any site.
-    pub robots_txt_last_fetch: Option<String>,
-    pub files_fetched: usize,
-    pub files_behind: usize,
-    /// `site file` of up to 20 files changed since this crawler last fetched them.
-    pub behind: Vec<String>,
-    /// Requests per day, the last two weeks, oldest first.
-    pub per_day: Vec<DayCount>,
-}
-
-/// The registry's crawlers of one purpose.
-#[derive(Debug, Serialize)]
-pub struct PurposeStatus {
-    /// `search`, `ai-training`, ...
-    pub purpose: &'static str,
-    /// For people: "AI training".
-    pub label: &'static str,
-    pub crawlers: Vec<KnownCrawler>,
-    /// How many of them read robots.txt since the start.
-    pub read_robots_txt: usize,
-}
-
-/// One registry crawler, whether it came or not.
-#[derive(Debug, Serialize)]
-pub struct KnownCrawler {
-    pub name: String,
-    pub operator: String,
-    /// The robots.txt product tokens it obeys.
-    pub tokens: Vec<String>,
-    /// Whether it fetches at all (Google-Extended and Applebot-Extended are tokens only).
-    pub fetches: bool,
-    /// Whether its operator documents how to verify it (reverse DNS or published ranges).
-    pub verifiable: bool,
-    /// Its latest read of robots.txt since the start; `None`: it cannot know the site's policy
-    /// from this process's robots.txt.
-    pub robots_txt_last_fetch: Option<String>,
-}
-
-/// What the change notifications delivered since the process started.
-#[derive(Debug, Serialize)]
-pub struct Deliveries {
-    pub indexnow_submitted_urls: u64,
-    pub indexnow_dropped_urls: u64,
-    pub indexnow_failed_requests: u64,
-    pub indexnow_pending_urls: i64,
-    /// When the endpoint last accepted a request; `None`: not since the start.
-    pub indexnow_last_success: Option<String>,
-    pub pings: u64,
-    pub ping_failed_requests: u64,
-    pub pings_pending: i64,
-    pub ping_last_success: Option<String>,
-}
-
 impl Status {
     pub fn of(app: &App) -> Self {
         let changed = ChangeTimes::of(&app.sites);
@@ -204,7 +127,7 @@ impl Status {
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
-        let verification = verification(app, forged_findings(&crawlers));
+        let verification = verification(&app.verifier, forged_findings(&crawlers));
         Status {
             generated_at: Utc::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION"),
@@ -213,7 +136,7 @@ impl Status {
             purposes,
             busiest_day,
             verification,
-            deliveries: deliveries(app),
+            deliveries: crate::notify::summary::deliveries(&app.metrics.notify),
         }
     }
 }
@@ -336,126 +259,6 @@ fn group_status(group: &Group) -> GroupStatus {
         skipped,
         findings,
         crawl_log: None,
-    }
-}
-
-fn crawlers(ledger: &Ledger, verifier: &Verifier, changed: &ChangeTimes) -> Vec<CrawlerStatus> {
-    let registry = ledger.registry();
-    let mut activities = ledger.snapshot();
-    // By purpose, then registry order (the snapshot's, kept by the stable sort); other last.
-    activities.sort_by_key(|a| {
-        a.crawler
-            .map_or(Purpose::ALL.len(), |id| purpose_rank(registry, id))
-    });
-    activities
-        .into_iter()
-        .map(|activity| {
-            let behind =
-                ledger.files_changed_since(activity.crawler, |site, file| changed.get(site, file));
-            let info = activity.crawler.map(|id| registry.get(id));
-            CrawlerStatus {
-                crawler: activity.name,
-                purpose: info.map(|c| c.purpose.as_str()),
-                purpose_label: info.map_or("Not in the registry", |c| c.purpose.label()),
-                operator: info.map(|c| c.operator.clone()).unwrap_or_default(),
-                last_fetch: activity.last_fetch.map(time),
-                ok: activity.ok,
-                not_modified: activity.not_modified,
-                verified: activity.verified,
-                unverified: activity.unverified,
-                forged: activity.forged,
-                verified_by: activity
-                    .crawler
-                    .map(|id| verifier.verified_by(id))
-                    .unwrap_or_default(),
-                verifiable: info.is_some_and(|c| c.is_verifiable()),
-                robots_txt_last_fetch: activity.robots_txt.map(time),
-                files_fetched: activity.files.len(),
-                files_behind: behind.len(),
-                behind: behind
-                    .into_iter()
-                    .take(BEHIND_LISTED)
-                    .map(|(site, file)| format!("{site} {file}"))
-                    .collect(),
-                per_day: activity.per_day,
-            }
-        })
-        .collect()
-}
-
-fn purpose_rank(registry: &Registry, id: CrawlerId) -> usize {
-    let purpose = registry.get(id).purpose;
-    Purpose::ALL
-        .iter()
-        .position(|p| *p == purpose)
-        .unwrap_or_default()
-}
-
-/// Every registry crawler by purpose, with its last read of robots.txt.
-fn purposes(ledger: &Ledger) -> Vec<PurposeStatus> {
-    let registry = ledger.registry();
-    Purpose::ALL
-        .into_iter()
-        .map(|purpose| {
-            let crawlers: Vec<KnownCrawler> = registry
-                .by_purpose(purpose)
-                .map(|id| {
-                    let info = registry.get(id);
-                    KnownCrawler {
-                        name: info.name.clone(),
-                        operator: info.operator.clone(),
-                        tokens: info.tokens.clone(),
-                        fetches: info.fetches(),
-                        verifiable: info.is_verifiable(),
-                        robots_txt_last_fetch: ledger.robots_txt_fetch(Some(id)).map(time),
-                    }
-                })
-                .collect();
-            PurposeStatus {
-                purpose: purpose.as_str(),
-                label: purpose.label(),
-                read_robots_txt: crawlers
-                    .iter()
-                    .filter(|c| c.robots_txt_last_fetch.is_some())
-                    .count(),
-                crawlers,
-            }
-        })
-        .collect()
-}
-
-fn deliveries(app: &App) -> Deliveries {
-    let notify = &app.metrics.notify;
-    let failed = |target: &'static str| {
-        notify
-            .failed_requests
-            .get_or_create(&crate::notify::TargetLabels { target })
-            .get()
-    };
-    let gauge = |family: &prometheus_client::metrics::family::Family<
-        _,
-        prometheus_client::metrics::gauge::Gauge,
-    >,
-                 target: &'static str| {
-        family
-            .get_or_create(&crate::notify::TargetLabels { target })
-            .get()
-    };
-    let last = |target| {
-        Some(gauge(&notify.last_success, target))
-            .filter(|t| *t > 0)
-            .map(time)
-    };
-    Deliveries {
-        indexnow_submitted_urls: notify.submitted_urls.get(),
-        indexnow_dropped_urls: notify.dropped_urls.get(),
-        indexnow_failed_requests: failed("indexnow"),
-        indexnow_pending_urls: gauge(&notify.pending, "indexnow"),
-        indexnow_last_success: last("indexnow"),
-        pings: notify.pings.get(),
-        ping_failed_requests: failed("ping"),
-        pings_pending: gauge(&notify.pending, "ping"),
-        ping_last_success: last("ping"),
     }
 }
 

@@ -20,6 +20,7 @@ use tokio::sync::watch;
 use crate::site::Validators;
 use crate::sitemap::Fingerprint;
 use crate::store::StoreError;
+use crate::sync::lock;
 
 /// A page version in one coding: group, page number, the fingerprint of its XML, and how it is
 /// compressed (a client that takes brotli and one that takes gzip get different bytes).
@@ -125,7 +126,7 @@ impl Flight {
         if chunk.is_empty() {
             return;
         }
-        let mut chunks = self.chunks.lock().expect("flight lock");
+        let mut chunks = lock(&self.chunks);
         chunks.push(chunk);
         self.progress.send_replace(Progress::Running);
     }
@@ -246,7 +247,7 @@ impl PageCache {
 
     /// The cached file, the render under way, or a new flight the caller must run.
     pub fn lookup(&self, key: &PageKey) -> Lookup {
-        let mut inner = self.inner.lock().expect("cache lock");
+        let mut inner = lock(&self.inner);
         if let Some(bytes) = inner.ready.get(key) {
             return Lookup::Cached(bytes.clone());
         }
@@ -270,7 +271,7 @@ impl PageCache {
     /// Ends a flight: its requests get the whole file (or the error), and the file is
     /// kept when the landing says so, it has been asked for twice and it fits the budget.
     pub fn land(&self, key: &PageKey, landing: Landing) {
-        let mut inner = self.inner.lock().expect("cache lock");
+        let mut inner = lock(&self.inner);
         let Some(flight) = inner.flights.remove(key) else {
             return;
         };
@@ -320,7 +321,7 @@ impl PageCache {
 
     /// Bytes held by finished pages.
     pub fn used(&self) -> usize {
-        self.inner.lock().expect("cache lock").used
+        lock(&self.inner).used
     }
 }
 

@@ -67,13 +67,12 @@ pub(super) fn site_llms(
 
 /// What `group` of `site` contributes to the site's llms.txt, its links checked against
 /// `rules` (the compiled robots.txt the sitemaps are checked against) for each token of every
-/// `ai-search` crawler of the registry (made only when needed); `None` when the site serves no
-/// llms.txt.
+/// `ai-search` crawler of the registry; `None` when the site serves no llms.txt.
 pub fn group_llms(
     site: &SiteConfig,
     group: &GroupConfig,
     rules: Arc<RobotsTxt>,
-    registry: impl FnOnce() -> Registry,
+    registry: &Registry,
 ) -> Option<Arc<GroupLlms>> {
     let config = site.llms.as_ref()?;
     let header = Header {
@@ -95,7 +94,7 @@ pub fn group_llms(
         title,
         optional: group.llms_optional,
         listed: matches!(group.kind, GroupKind::Urls),
-        policy: AiSearchPolicy::new(rules, ai_search_tokens(&registry())),
+        policy: AiSearchPolicy::new(rules, ai_search_tokens(registry)),
     }))
 }
 

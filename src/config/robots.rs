@@ -1,10 +1,13 @@
 //! The robots settings of a site: `ROBOTS_POLICY` and `ROBOTS_CONTENT_SIGNAL`, overridable per
-//! site by `[site.robots]` (`policy`, `content_signal`) in SITEMAP_SITES_FILE.
+//! site by `[site.robots]` (`policy`, `content_signal`) in SITEMAP_SITES_FILE; and what every
+//! site's robots.txt shares: `ROBOTS_EXTRA_SITEMAPS` and `ROBOTS_CHECK_AGENTS`.
 
 use crate::crawlers::registry::Registry;
 use crate::robots::{ContentSignal, Policy, CONTENT_SIGNAL_EXPECTED};
 
-use super::{ConfigError, Vars};
+use url::Url;
+
+use super::{split_list, ConfigError, Vars};
 
 /// What the site's robots.txt adds to its template.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,7 +27,7 @@ pub(super) struct RobotsEntry {
 
 /// From ROBOTS_POLICY and ROBOTS_CONTENT_SIGNAL: every site's unless its `[site.robots]` says
 /// otherwise.
-pub(super) fn site_robots(vars: &Vars) -> Result<SiteRobots, ConfigError> {
+pub(super) fn site_robots(vars: &Vars, registry: &Registry) -> Result<SiteRobots, ConfigError> {
     const POLICY: &str = "ROBOTS_POLICY";
     const SIGNAL: &str = "ROBOTS_CONTENT_SIGNAL";
     let policy = match vars.get(POLICY) {
@@ -35,13 +38,11 @@ pub(super) fn site_robots(vars: &Vars) -> Result<SiteRobots, ConfigError> {
                 shown: format!("{raw:?}"),
                 expected: format!("rule {:?}: {}", e.rule, e.problem),
             })?;
-            if let Some(registry) = registry(vars) {
-                policy.check_names(&registry).map_err(|e| ConfigError {
-                    variable: POLICY,
-                    shown: format!("{raw:?}"),
-                    expected: format!("rule {:?}: {}", e.rule, e.problem),
-                })?;
-            }
+            policy.check_names(registry).map_err(|e| ConfigError {
+                variable: POLICY,
+                shown: format!("{raw:?}"),
+                expected: format!("rule {:?}: {}", e.rule, e.problem),
+            })?;
             Some(policy)
         }
     };
@@ -56,22 +57,12 @@ pub(super) fn site_robots(vars: &Vars) -> Result<SiteRobots, ConfigError> {
     })
 }
 
-/// The registry crawler names are checked against before anything starts: the built-in one
-/// with CRAWLERS_FILE. `None` when that file cannot be read: its own check reports it, and the
-/// names are checked again when robots.txt is compiled.
-pub(super) fn registry(vars: &Vars) -> Option<Registry> {
-    match vars.get("CRAWLERS_FILE") {
-        None => Some(Registry::builtin()),
-        Some(path) => Registry::with_file(std::path::Path::new(path)).ok(),
-    }
-}
-
 /// A site's `[site.robots]` over the defaults; the error completes "site N: ...".
 pub(super) fn with_entry(
     defaults: &SiteRobots,
     entry: Option<RobotsEntry>,
     site: usize,
-    registry: Option<&Registry>,
+    registry: &Registry,
 ) -> Result<SiteRobots, String> {
     let Some(entry) = entry else {
         return Ok(defaults.clone());
@@ -89,9 +80,7 @@ pub(super) fn with_entry(
                     )
                 };
                 let policy = Policy::parse(&raw, &origin).map_err(describe)?;
-                if let Some(registry) = registry {
-                    policy.check_names(registry).map_err(describe)?;
-                }
+                policy.check_names(registry).map_err(describe)?;
                 Some(policy)
             }
         };
@@ -102,4 +91,37 @@ pub(super) fn with_entry(
         })?;
     }
     Ok(robots)
+}
+
+pub(super) fn extra_sitemaps(vars: &Vars) -> Result<Vec<String>, ConfigError> {
+    const NAME: &str = "ROBOTS_EXTRA_SITEMAPS";
+    split_list(vars.get(NAME).unwrap_or(""))
+        .map(|item| match Url::parse(item) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url.to_string()),
+            _ => Err(ConfigError::new(
+                NAME,
+                item,
+                "comma-separated absolute http(s) URLs",
+            )),
+        })
+        .collect()
+}
+
+pub(super) fn check_agents(vars: &Vars) -> Result<Vec<String>, ConfigError> {
+    const NAME: &str = "ROBOTS_CHECK_AGENTS";
+    let raw = vars.get(NAME).unwrap_or("*");
+    let agents: Vec<String> = split_list(raw).map(str::to_string).collect();
+    let valid = |a: &String| {
+        a == "*"
+            || a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if agents.is_empty() || !agents.iter().all(valid) {
+        return Err(ConfigError::new(
+            NAME,
+            raw,
+            "comma-separated user-agent product tokens (letters, digits, _ and -) or *",
+        ));
+    }
+    Ok(agents)
 }

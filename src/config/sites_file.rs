@@ -85,7 +85,7 @@ pub(super) fn read_sites_file(
     default_template: Option<&PathBuf>,
     default_robots: &SiteRobots,
     llms: &super::llms::LlmsEnv,
-    registry: Option<&Registry>,
+    registry: &Registry,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let shown = path.display().to_string();
     let fail = |expected: String| ConfigError::new("SITEMAP_SITES_FILE", &shown, expected);

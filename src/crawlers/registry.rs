@@ -134,6 +134,18 @@ impl CrawlerInfo {
         !self.user_agent.is_empty()
     }
 
+    /// The robots.txt product token it obeys: its own (the first of its tokens), or its name
+    /// when it lists none.
+    pub fn token(&self) -> &str {
+        self.tokens.first().unwrap_or(&self.name)
+    }
+
+    /// Whether it crawls for a search engine (purpose `search`): the crawl log keeps coverage,
+    /// recrawl and freshness for it.
+    pub fn crawls_for_search(&self) -> bool {
+        self.purpose == Purpose::Search
+    }
+
     /// Whether its operator documents a way to prove a request came from it.
     pub fn is_verifiable(&self) -> bool {
         !self.verify_dns.is_empty()
@@ -292,6 +304,28 @@ impl Registry {
     /// The crawler `id` names. Panics on an id of another registry that is out of range.
     pub fn get(&self, id: CrawlerId) -> &CrawlerInfo {
         &self.crawlers[id.index()]
+    }
+
+    /// `id` when it is one of this registry's crawlers (a signed request's signer, say).
+    pub fn checked(&self, id: CrawlerId) -> Option<CrawlerId> {
+        (id.index() < self.crawlers.len()).then_some(id)
+    }
+
+    /// Whether the crawler named `name` is one whose operator documents that it ignores
+    /// robots.txt (`obeys_robots = false`, e.g. fetches a person asked for): its fetches of
+    /// disallowed paths are exempt, not violations. A name the registry does not know is not
+    /// exempt.
+    pub fn exempt_from_robots(&self, name: &str) -> bool {
+        self.by_name(name)
+            .is_some_and(|id| !self.get(id).obeys_robots)
+    }
+
+    /// The search crawlers that fetch, in file order: those the crawl log reports coverage for.
+    pub fn fetching_search_crawlers(&self) -> impl Iterator<Item = CrawlerId> + '_ {
+        self.ids().filter(|id| {
+            let crawler = self.get(*id);
+            crawler.crawls_for_search() && crawler.fetches()
+        })
     }
 
     /// The crawler named `name`, ignoring ASCII case.

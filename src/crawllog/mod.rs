@@ -11,12 +11,19 @@
 //!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
 //!   (see [`crate::store`]), by two writers so one looks up while the other writes.
+//! - `crawls.rs`: the batch's rows of `sitemapd_crawls` (fetches and freshness per entry).
+//! - [`paths`]: the paths counted beside the listed URLs (outside the sitemaps, disallowed).
 //! - [`report`]: the summary the status page reads, remade in the background.
-//! - [`crawlers`]: which crawler a request names, and whether its fetch counts as its own.
+//!
+//! Which crawler a line names is the registry's ([`Registry::classify`], or the signer a Web Bot
+//! Auth signature names); crawlers of purpose `search` get coverage, recrawl and freshness, from
+//! the fetches their verdict ([`crate::crawlers::Trust::counts_as_own`]) lets count; crawlers
+//! whose operators document that they ignore robots.txt are exempt from the compliance report.
 
-pub mod crawlers;
+mod crawls;
 pub mod line;
 pub mod metrics;
+pub mod paths;
 mod receiver;
 pub mod report;
 pub mod syslog;
@@ -31,7 +38,6 @@ use tokio::sync::mpsc;
 use crate::crawlers::Registry;
 use crate::site::Site;
 use crate::verify::Verifier;
-use crawlers::Crawlers;
 pub use metrics::CrawlLogMetrics;
 use report::{CrawlReport, Reporter};
 use writer::Writer;
@@ -83,7 +89,6 @@ impl CrawlLog {
         let local_addr = socket
             .local_addr()
             .map_err(|cause| CrawlLogError { addr, cause })?;
-        let crawlers = Arc::new(Crawlers::new(registry));
         let (queue, lines) = mpsc::channel(QUEUE_LINES);
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
         let lines: writer::Queue = Arc::new(tokio::sync::Mutex::new(lines));
@@ -92,6 +97,7 @@ impl CrawlLog {
             .map(|n| {
                 let writer = Writer::new(
                     sites.clone(),
+                    registry.clone(),
                     verifier.is_on(),
                     metrics.clone(),
                     routed_by_host,
@@ -102,14 +108,14 @@ impl CrawlLog {
             .collect();
         let reporter = Reporter {
             sites,
-            crawlers: crawlers.clone(),
+            registry: registry.clone(),
             metrics: metrics.clone(),
             last: last.clone(),
         };
         let mut tasks = vec![
             tokio::spawn(receiver::receive(
                 socket,
-                crawlers,
+                registry,
                 receiver::Onward::new(verifier, queue, metrics),
             )),
             tokio::spawn(reporter.run()),
@@ -127,6 +133,6 @@ impl CrawlLog {
 
     /// The last report made (empty until the first).
     pub fn report(&self) -> Arc<CrawlReport> {
-        self.last.read().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::sync::read(&self.last).clone()
     }
 }

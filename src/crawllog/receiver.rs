@@ -15,12 +15,11 @@ use std::sync::Arc;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
-use super::crawlers::{Crawlers, Known};
 use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
-use crate::crawlers::Trust;
-use crate::verify::{Claim, Message, SignatureHeaders, Signed, Verifier};
+use crate::crawlers::{CrawlerId, Registry, Trust};
+use crate::verify::{Claim, Decided, Message, SignatureHeaders, Signed, Verifier};
 
 /// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
 const DATAGRAM_BYTES: usize = 65_536;
@@ -29,7 +28,8 @@ const DATAGRAM_BYTES: usize = 65_536;
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub fetch: Fetch,
-    pub crawler: Known,
+    /// The registry crawler the line names.
+    pub crawler: CrawlerId,
     /// What the client address proves of the crawler.
     pub trust: Trust,
 }
@@ -56,22 +56,22 @@ impl Onward {
     }
 
     /// Queues the line with its verdict, now or once the lookups end; never waits.
-    fn send(&self, fetch: Fetch, crawler: Known, signed: Option<Signed>) {
+    fn send(&self, fetch: Fetch, crawler: CrawlerId, signed: Option<Signed>) {
         let claim = Claim {
-            crawler: crawler.id,
+            crawler,
             addr: fetch.client,
             signed,
             at: fetch.at,
         };
         let onward = self.clone();
-        let waited = self.verifier.decide(claim, move |verdict| {
+        let decided = self.verifier.decide(claim, move |verdict| {
             onward.queue_line(Seen {
                 fetch,
                 crawler,
                 trust: verdict.trust,
             })
         });
-        if !waited {
+        if decided == Decided::Busy {
             self.metrics.verify_busy.inc();
         }
     }
@@ -108,7 +108,7 @@ impl Onward {
 }
 
 /// Receives until the task is dropped.
-pub async fn receive(socket: UdpSocket, crawlers: Arc<Crawlers>, onward: Onward) {
+pub async fn receive(socket: UdpSocket, registry: Arc<Registry>, onward: Onward) {
     let mut buffer = vec![0u8; DATAGRAM_BYTES];
     loop {
         let length = match socket.recv_from(&mut buffer).await {
@@ -121,13 +121,13 @@ pub async fn receive(socket: UdpSocket, crawlers: Arc<Crawlers>, onward: Onward)
         };
         let datagram = String::from_utf8_lossy(&buffer[..length]);
         for text in datagram.split('\n').filter(|l| !l.trim().is_empty()) {
-            take_line(text, &crawlers, &onward);
+            take_line(text, &registry, &onward);
         }
     }
 }
 
 /// Counts one line and queues it when it is a crawler's GET or HEAD.
-fn take_line(text: &str, crawlers: &Crawlers, onward: &Onward) {
+fn take_line(text: &str, registry: &Registry, onward: &Onward) {
     let metrics = &onward.metrics;
     let (fetch, logged) = match line::parse_signed(syslog::message(text)) {
         Ok(parsed) => parsed,
@@ -143,8 +143,8 @@ fn take_line(text: &str, crawlers: &Crawlers, onward: &Onward) {
     }
     let signed = logged.and_then(|logged| onward.signed(&fetch, &logged));
     let crawler = match &signed {
-        Some(signed) => crawlers.by_id(signed.crawler),
-        None => crawlers.classify(&fetch.user_agent),
+        Some(signed) => registry.checked(signed.crawler),
+        None => registry.classify(&fetch.user_agent),
     };
     let Some(crawler) = crawler else {
         metrics.line("ignored");

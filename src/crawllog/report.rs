@@ -13,13 +13,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde::Serialize;
 
-use super::crawlers::Crawlers;
 use super::metrics::{CrawlLogMetrics, CrawlerLabels, QuantileLabels, ViolationLabels};
+use super::paths::PathKind;
+use crate::crawlers::Registry;
 use crate::site::{Group, Site};
 use crate::store::StoreError;
+use crate::summary::time;
 
 /// Coverage and freshness look this far back.
 pub const WINDOW_SECS: i64 = 30 * 24 * 3600;
@@ -132,7 +134,7 @@ pub struct ViolationExample {
 /// Where the last report is kept, and what remakes it.
 pub struct Reporter {
     pub sites: Vec<Arc<Site>>,
-    pub crawlers: Arc<Crawlers>,
+    pub registry: Arc<Registry>,
     pub metrics: CrawlLogMetrics,
     pub last: Arc<RwLock<Arc<CrawlReport>>>,
 }
@@ -153,7 +155,7 @@ impl Reporter {
                     report.cost_ms = started.elapsed().as_millis() as u64;
                     self.metrics.report_ms.set(report.cost_ms as i64);
                     self.export(&report);
-                    *self.last.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(report);
+                    *crate::sync::write(&self.last) = Arc::new(report);
                 }
                 Err(e) => {
                     tracing::warn!(error = %crate::error::Chain(&e), "could not make the crawl log's report")
@@ -213,7 +215,7 @@ impl Reporter {
         }
         let store = &site.first().store;
         let outside = store
-            .crawl_paths(&site.key, "outside", false, OUTSIDE_SHOWN)
+            .crawl_paths(&site.key, PathKind::Outside.as_str(), false, OUTSIDE_SHOWN)
             .await?
             .into_iter()
             .map(|row| OutsidePath {
@@ -226,7 +228,7 @@ impl Reporter {
             .collect();
         let mut violations: BTreeMap<String, Violations> = BTreeMap::new();
         for total in store
-            .crawl_paths(&site.key, "disallowed", true, 10_000)
+            .crawl_paths(&site.key, PathKind::Disallowed.as_str(), true, 10_000)
             .await?
         {
             let entry = violations
@@ -245,7 +247,7 @@ impl Reporter {
             }
         }
         for row in store
-            .crawl_paths(&site.key, "disallowed", false, 1000)
+            .crawl_paths(&site.key, PathKind::Disallowed.as_str(), false, 1000)
             .await?
         {
             if let Some(entry) = violations.get_mut(&row.crawler) {
@@ -263,7 +265,7 @@ impl Reporter {
         }
         let (exempt, violations): (Vec<Violations>, Vec<Violations>) = violations
             .into_values()
-            .partition(|v| self.crawlers.exempt_from_robots(&v.crawler));
+            .partition(|v| self.registry.exempt_from_robots(&v.crawler));
         Ok(SiteCrawls {
             base_url: site.key.clone(),
             groups,
@@ -289,13 +291,16 @@ impl Reporter {
             .collect();
         let mut crawl_log = BTreeMap::new();
         // Every search crawler that fetched, and the two every site owner asks about.
-        let shown = self.crawlers.search().filter(|c| {
-            ALWAYS_SHOWN.contains(&&*c.name)
-                || fetched.contains_key(&*c.name)
-                || waiting.contains_key(&*c.name)
-        });
+        let shown = self
+            .registry
+            .fetching_search_crawlers()
+            .map(|id| self.registry.get(id).name.as_str())
+            .filter(|name| {
+                ALWAYS_SHOWN.contains(name)
+                    || fetched.contains_key(*name)
+                    || waiting.contains_key(*name)
+            });
         for crawler in shown {
-            let crawler = &*crawler.name;
             let count = waiting.get(crawler).copied().unwrap_or(0);
             let examples = if count > 0 {
                 store
@@ -408,10 +413,4 @@ impl Reporter {
             }
         }
     }
-}
-
-fn time(unix: i64) -> String {
-    DateTime::<Utc>::from_timestamp(unix, 0)
-        .map(|t| t.to_rfc3339())
-        .unwrap_or_default()
 }

@@ -17,13 +17,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::crawlers::Known;
+use super::crawls::{merge, EntryFetch};
 use super::metrics::CrawlLogMetrics;
+use super::paths::{PathCounts, PathKind};
 use super::receiver::Seen;
+use crate::crawlers::Registry;
 use crate::files;
 use crate::robots::RobotsTxt;
 use crate::site::Site;
-use crate::store::{CrawlRow, PathRow, StoreError};
+use crate::store::StoreError;
 
 /// Most lines written in one batch.
 pub const BATCH_LINES: usize = 5000;
@@ -44,6 +46,8 @@ pub type Queue = Arc<tokio::sync::Mutex<mpsc::Receiver<Seen>>>;
 /// What the writer needs of the service.
 pub struct Writer {
     pub sites: Vec<Arc<Site>>,
+    /// Names the crawlers: their names, tokens and purposes.
+    pub registry: Arc<Registry>,
     /// Whether client addresses are checked (`CRAWLER_VERIFY`): then only verified fetches
     /// count as a crawler's own.
     pub verifying: bool,
@@ -56,26 +60,34 @@ pub struct Writer {
 
 /// How each site's groups spell their locs, learnt by whichever writer first finds one.
 #[derive(Debug, Default)]
-pub struct Spellings(std::sync::Mutex<HashMap<(usize, usize), Spelling>>);
+pub struct Spellings(std::sync::Mutex<HashMap<GroupAt, Spelling>>);
+
+/// A group by position: its site's among the service's sites, its own among the site's groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct GroupAt {
+    site: usize,
+    group: usize,
+}
 
 impl Spellings {
     /// Site `site`'s groups, in order: how each spells its locs, if known.
     fn of_site(&self, site: usize, groups: usize) -> Vec<Option<Spelling>> {
-        let known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let known = crate::sync::lock(&self.0);
         (0..groups)
-            .map(|group| known.get(&(site, group)).copied())
+            .map(|group| known.get(&GroupAt { site, group }).copied())
             .collect()
     }
 
     fn learn(&self, site: usize, group: usize, spelling: Spelling) {
-        let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        known.entry((site, group)).or_insert(spelling);
+        let mut known = crate::sync::lock(&self.0);
+        known.entry(GroupAt { site, group }).or_insert(spelling);
     }
 }
 
 impl Writer {
     pub fn new(
         sites: Vec<Arc<Site>>,
+        registry: Arc<Registry>,
         verifying: bool,
         metrics: CrawlLogMetrics,
         routed_by_host: bool,
@@ -84,6 +96,7 @@ impl Writer {
         let robots = vec![None; sites.len()];
         Self {
             sites,
+            registry,
             verifying,
             metrics,
             routed_by_host,
@@ -119,11 +132,11 @@ impl Writer {
 
     async fn trim(&self) {
         for site in &self.sites {
-            for kind in ["outside", "disallowed"] {
+            for kind in PathKind::ALL {
                 if let Err(e) = site
                     .first()
                     .store
-                    .trim_paths(&site.key, kind, PATHS_PER_SITE)
+                    .trim_paths(&site.key, kind.as_str(), PATHS_PER_SITE)
                     .await
                 {
                     tracing::warn!(error = %crate::error::Chain(&e), "could not trim the crawl log's paths");
@@ -160,29 +173,34 @@ impl Writer {
     async fn write_site(&mut self, index: usize, seen: &[&Seen]) -> Result<(), StoreError> {
         let site = self.sites[index].clone();
         let robots = self.robots_of(index);
-        let mut paths = PathCounts::default();
+        let registry = self.registry.clone();
+        let mut paths = PathCounts::new(&registry);
         let mut counted = Vec::new();
         for seen in seen {
-            let trust = seen.trust;
-            let verdict = robots.evaluate(&seen.crawler.token, &seen.fetch.target);
+            let crawler = registry.get(seen.crawler);
+            let verdict = robots.evaluate(crawler.token(), &seen.fetch.target);
             if !verdict.allowed {
                 let rule = verdict.decided_by.map(|r| r.to_string());
-                paths.add("disallowed", seen, trust.as_str(), rule);
+                paths.add(PathKind::Disallowed, seen, rule);
             }
-            if seen.crawler.search && trust.counts_as_own(self.verifying) {
-                counted.push((*seen, trust));
+            if crawler.crawls_for_search() && seen.trust.counts_as_own(self.verifying) {
+                counted.push(*seen);
             }
         }
-        let mut targets: Vec<&str> = counted.iter().map(|(s, _)| &*s.fetch.target).collect();
+        let mut targets: Vec<&str> = counted.iter().map(|s| &*s.fetch.target).collect();
         targets.sort_unstable();
         targets.dedup();
         let listed = Listed::find(&site, index, &self.spellings, &targets).await?;
-        let mut updates: Vec<Vec<(&Seen, i64, Option<i64>)>> = vec![Vec::new(); site.groups.len()];
-        for (seen, trust) in &counted {
+        let mut updates: Vec<Vec<EntryFetch>> = vec![Vec::new(); site.groups.len()];
+        for seen in &counted {
             match listed.of(&seen.fetch.target) {
-                Some((group, id, lastmod)) => updates[group].push((*seen, id, lastmod)),
+                Some(hit) => updates[hit.group].push(EntryFetch {
+                    seen,
+                    entry: hit.entry,
+                    lastmod: hit.lastmod,
+                }),
                 None if !is_own_file(&seen.fetch.target) => {
-                    paths.add("outside", seen, trust.as_str(), None)
+                    paths.add(PathKind::Outside, seen, None)
                 }
                 None => {}
             }
@@ -192,7 +210,7 @@ impl Writer {
                 continue;
             }
             let label = group.name.clone().unwrap_or_default();
-            let rows = merge(&updates);
+            let rows = merge(&registry, &updates);
             group.store.add_crawls(&site.key, &label, &rows).await?;
         }
         let rows = paths.into_rows();
@@ -283,7 +301,16 @@ impl Spelling {
 }
 
 /// The listed entry a request names: (group, id, lastmod in unix seconds).
-type Hit = (usize, i64, Option<i64>);
+/// A listed entry a request names.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    /// The position of its group in the site.
+    group: usize,
+    /// Its id in the group's source.
+    entry: i64,
+    /// Its lastmod (unix seconds), when it has one.
+    lastmod: Option<i64>,
+}
 
 /// The listed entries a batch's requests name.
 struct Listed<'t> {
@@ -352,11 +379,11 @@ async fn look_up(
     let mut spelt = None;
     for found in group.store.listed_by_loc(&group.source, locs).await? {
         spelt = spelt.or(Some(Spelling::of(&found.loc)));
-        by_loc.entry(found.loc).or_insert((
-            position,
-            found.id,
-            found.lastmod.map(|t| t.timestamp()),
-        ));
+        by_loc.entry(found.loc).or_insert(Hit {
+            group: position,
+            entry: found.id,
+            lastmod: found.lastmod.map(|t| t.timestamp()),
+        });
     }
     Ok(spelt)
 }
@@ -409,170 +436,9 @@ fn spellings(site: &Site, target: &str) -> Vec<(Spelling, String)> {
     out
 }
 
-/// A batch's fetches of one group's entries, one row per crawler and entry (as if nothing
-/// were stored: the database joins them with the stored rows), in key order.
-fn merge(updates: &[(&Seen, i64, Option<i64>)]) -> Vec<CrawlRow> {
-    let mut ordered: Vec<&(&Seen, i64, Option<i64>)> = updates.iter().collect();
-    ordered.sort_by_key(|(seen, _, _)| seen.fetch.at);
-    let mut rows: BTreeMap<(&str, i64), CrawlRow> = BTreeMap::new();
-    for (seen, id, lastmod) in ordered {
-        let row = rows
-            .entry((&*seen.crawler.name, *id))
-            .or_insert_with(|| new_row(&seen.crawler, *id));
-        apply(row, seen, *lastmod);
-    }
-    rows.into_values().collect()
-}
-
-fn new_row(crawler: &Known, entry_id: i64) -> CrawlRow {
-    CrawlRow {
-        crawler: crawler.name.to_string(),
-        entry_id,
-        path: String::new(),
-        fetches: 0,
-        last_fetch: i64::MIN,
-        last_status: 0,
-        lastmod: None,
-        fresh_at: None,
-        freshness: None,
-    }
-}
-
-/// One fetch of an entry whose lastmod is `lastmod` now. A new lastmod starts a new wait for
-/// the first fetch after it; only a fetch that got the page (status below 400) ends it.
-fn apply(row: &mut CrawlRow, seen: &Seen, lastmod: Option<i64>) {
-    let at = seen.fetch.at;
-    row.fetches += 1;
-    if at >= row.last_fetch {
-        row.last_fetch = at;
-        row.last_status = i64::from(seen.fetch.status);
-        row.path = seen.fetch.target.clone();
-    }
-    let Some(lastmod) = lastmod else {
-        return;
-    };
-    if row.lastmod != Some(lastmod) {
-        row.lastmod = Some(lastmod);
-        row.fresh_at = None;
-        row.freshness = None;
-    }
-    let got_it = seen.fetch.status < 400;
-    let earlier = row.fresh_at.is_none_or(|first| at < first);
-    if got_it && at >= lastmod && earlier {
-        row.fresh_at = Some(at);
-        row.freshness = Some(at - lastmod);
-    }
-}
-
-/// Counts of paths by key, for one site and batch (one row per key: an upsert may not touch
-/// a row twice).
-#[derive(Default)]
-struct PathCounts<'a>(HashMap<(&'static str, &'a str, &'static str, i64, u16), PathRow>);
-
-impl<'a> PathCounts<'a> {
-    fn add(
-        &mut self,
-        kind: &'static str,
-        seen: &'a Seen,
-        verification: &'static str,
-        rule: Option<String>,
-    ) {
-        let path = &seen.fetch.target;
-        let key = path_key(path);
-        let status = seen.fetch.status;
-        self.bump(kind, seen, verification, key, status, path, rule.clone());
-        if kind == "disallowed" {
-            // The crawler's total, kept whatever paths are evicted.
-            self.bump(kind, seen, verification, 0, 0, "", None);
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn bump(
-        &mut self,
-        kind: &'static str,
-        seen: &'a Seen,
-        verification: &'static str,
-        key: i64,
-        status: u16,
-        path: &str,
-        rule: Option<String>,
-    ) {
-        let row = self
-            .0
-            .entry((kind, &seen.crawler.name, verification, key, status))
-            .or_insert_with(|| PathRow {
-                kind,
-                crawler: seen.crawler.name.to_string(),
-                verification: verification.to_string(),
-                path_key: key,
-                status: i64::from(status),
-                path: path.to_string(),
-                fetches: 0,
-                last_fetch: seen.fetch.at,
-                rule,
-            });
-        row.fetches += 1;
-        row.last_fetch = row.last_fetch.max(seen.fetch.at);
-    }
-
-    /// The rows in key order.
-    fn into_rows(self) -> Vec<PathRow> {
-        let mut rows: Vec<PathRow> = self.0.into_values().collect();
-        rows.sort_by(|a, b| a.key().cmp(&b.key()));
-        rows
-    }
-}
-
-/// A stable, non-zero 63-bit key of a path (0 is the totals' key).
-fn path_key(path: &str) -> i64 {
-    let hash = xxhash_rust::xxh3::xxh3_64(path.as_bytes()) >> 1;
-    (hash as i64).max(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawllog::line::Fetch;
-
-    fn seen(at: i64, status: u16) -> Seen {
-        Seen {
-            fetch: Fetch {
-                at,
-                client: "66.249.66.1".parse().unwrap(),
-                host: "example.com".into(),
-                method: "GET".into(),
-                target: "/a".into(),
-                status,
-                user_agent: "Googlebot".into(),
-            },
-            crawler: Known {
-                id: crate::crawlers::CrawlerId(0),
-                name: "Googlebot".into(),
-                token: "Googlebot".into(),
-                search: true,
-            },
-            trust: crate::crawlers::Trust::Verified,
-        }
-    }
-
-    #[test]
-    fn the_first_successful_fetch_after_a_lastmod_measures_freshness() {
-        let mut row = new_row(&seen(0, 200).crawler, 1);
-        apply(&mut row, &seen(100, 200), Some(150));
-        assert_eq!((row.fresh_at, row.last_fetch), (None, 100));
-        apply(&mut row, &seen(200, 500), Some(150));
-        assert_eq!(row.fresh_at, None);
-        apply(&mut row, &seen(300, 304), Some(150));
-        assert_eq!((row.fresh_at, row.freshness), (Some(300), Some(150)));
-        apply(&mut row, &seen(400, 200), Some(150));
-        assert_eq!(row.fresh_at, Some(300));
-        apply(&mut row, &seen(500, 200), Some(450));
-        assert_eq!(
-            (row.fresh_at, row.freshness, row.fetches),
-            (Some(500), Some(50), 5)
-        );
-    }
 
     #[test]
     fn own_files_are_never_outside_the_sitemaps() {

@@ -8,7 +8,6 @@
 pub mod client;
 pub mod conditional;
 mod error;
-pub mod ledger;
 pub mod routes;
 pub mod server;
 mod signed;
@@ -27,14 +26,16 @@ use axum::Router;
 use futures::stream::StreamExt;
 use tokio::net::TcpListener;
 
-use crate::crawlers::{Fetch, Trust};
+use crate::crawlers::Trust;
 use crate::files::File;
+use crate::ledger::files::{ledger_name, ChangeTimes};
+use crate::ledger::Fetch;
 use crate::metrics::{GroupLabels, Metrics, RequestLabels};
 use crate::site::sources::DatabaseNotReady;
 use crate::site::{Readiness, Site};
 use crate::sitemap::BaseUrl;
 use crate::state::{App, AppState};
-use crate::verify::Claim;
+use crate::verify::{Claim, Decided};
 use conditional::{http_date, is_not_modified, preferred_coding};
 use error::HttpError;
 use routes::{base_route, file_route, probe_route, Probe, Route};
@@ -77,7 +78,7 @@ async fn handle(State(app): State<AppState>, request: Request) -> Response {
                 Wanted::Body
             };
             match site {
-                Some(site) => app.file(site, file, request.headers(), wanted).await,
+                Some(site) => app.file(site, file, &path, request.headers(), wanted).await,
                 None => Err(HttpError::NotFound),
             }
         }
@@ -161,6 +162,7 @@ impl App {
         &self,
         site: Arc<Site>,
         file: File,
+        path: &str,
         headers: &HeaderMap,
         wanted: Wanted,
     ) -> Result<Response, HttpError> {
@@ -179,7 +181,11 @@ impl App {
                 header::LAST_MODIFIED,
                 http_date(document.validators.changed_at),
             )
-            .header(header::CACHE_CONTROL, self.cache_control.clone());
+            .header(
+                header::CACHE_CONTROL,
+                self.cache_headers.cache_control(&site, file),
+            );
+        response = crate::cache_headers::tagged(response, &site, file, path);
         if document.varies_by_encoding {
             response = response.header(header::VARY, "Accept-Encoding");
         }
@@ -271,7 +277,7 @@ impl App {
                     .record_source_lag(&site.key, source.lag_seconds);
             }
         }
-        let changed = ledger::ChangeTimes::of(&self.sites);
+        let changed = ChangeTimes::of(&self.sites);
         self.ledger
             .refresh_files_behind(|site, file| changed.get(site, file));
         let body = self.metrics.encode();
@@ -290,7 +296,7 @@ impl App {
     /// prove (now, or once verification decides: never waited for), with the version of the
     /// file its ETag names.
     fn record_crawler(&self, site: &Arc<Site>, file: File, request: &Request, response: &Response) {
-        let Some(name) = ledger::ledger_name(site, file) else {
+        let Some(name) = ledger_name(site, file) else {
             return;
         };
         let status = response.status().as_u16();
@@ -327,19 +333,8 @@ impl App {
             signed,
             at: now,
         };
-        if let Some(verdict) = self.verifier.claim_cached(&claim) {
-            self.verifier.tally(crawler, verdict);
-            return self.ledger.record_fetch(
-                Some(crawler),
-                verdict.trust,
-                &site.key,
-                &name,
-                status,
-                fetch,
-            );
-        }
         let (ledger, site, verifier) = (self.ledger.clone(), site.clone(), self.verifier.clone());
-        let waited = self.verifier.decide(claim, move |verdict| {
+        let decided = self.verifier.decide(claim, move |verdict| {
             verifier.tally(crawler, verdict);
             ledger.record_fetch(
                 Some(crawler),
@@ -350,7 +345,7 @@ impl App {
                 fetch,
             )
         });
-        if !waited {
+        if decided == Decided::Busy {
             self.ledger.metrics().verdicts_dropped.inc();
         }
     }

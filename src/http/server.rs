@@ -215,7 +215,7 @@ impl Registry {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Conn>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.open)
     }
 }
 
@@ -245,7 +245,7 @@ impl Conn {
         if !self.started.load(Ordering::Acquire) {
             return Some(self.opened + limits.header_read);
         }
-        let last = *self.last_done.lock().unwrap_or_else(|e| e.into_inner());
+        let last = *crate::sync::lock(&self.last_done);
         Some(last + limits.idle)
     }
 
@@ -282,7 +282,7 @@ struct InFlight(Arc<Conn>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        *self.0.last_done.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *crate::sync::lock(&self.0.last_done) = Instant::now();
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }

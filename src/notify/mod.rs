@@ -35,10 +35,11 @@
 //! # Ok(()) }
 //! ```
 
-mod delivery;
+pub(crate) mod delivery;
 pub mod indexnow;
 pub mod keys;
 pub mod ping;
+pub mod summary;
 
 use std::time::Duration;
 

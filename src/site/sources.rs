@@ -79,7 +79,7 @@ impl SourceCheck {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, Result<(), String>)>> {
-        self.last.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.last)
     }
 }
 

@@ -44,14 +44,14 @@ pub struct SiteLease {
 }
 
 impl SiteLease {
-    /// Starts trying to take `site`'s lease in the background; the task ends when the returned
-    /// handle is aborted (with the service), and the lease with it.
-    pub fn start(
+    /// `site`'s lease, as its sweepers watch it, and what takes it once started
+    /// ([`LeaseHolder::start`]); nothing is tried before then.
+    pub fn new(
         store: Store,
         site: Arc<Site>,
         held: Gauge,
         replica: Arc<str>,
-    ) -> (Self, tokio::task::JoinHandle<()>) {
+    ) -> (Self, LeaseHolder) {
         let (tx, holding) = watch::channel(None);
         let holder = Holder {
             store,
@@ -60,8 +60,7 @@ impl SiteLease {
             held,
             replica: replica.clone(),
         };
-        let task = tokio::spawn(holder.hold(tx));
-        (Self { holding, replica }, task)
+        (Self { holding, replica }, LeaseHolder { holder, tx })
     }
 
     pub fn holds(&self) -> bool {
@@ -96,6 +95,20 @@ impl SiteLease {
             // The lease task ended (the service is stopping): never lost from here on.
             std::future::pending::<()>().await;
         }
+    }
+}
+
+/// What takes and keeps a site's lease, not started yet.
+pub struct LeaseHolder {
+    holder: Holder,
+    tx: watch::Sender<Option<bool>>,
+}
+
+impl LeaseHolder {
+    /// Starts trying to take the lease in the background; the task ends when the returned
+    /// handle is aborted (with the service), and the lease with it.
+    pub fn start(self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(self.holder.hold(self.tx))
     }
 }
 

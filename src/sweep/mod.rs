@@ -6,7 +6,8 @@
 //! dates each file against what is stored; the store saves that state compare-and-set (other
 //! replicas may be sweeping too); the group installs the new snapshot; [`announce`] tells
 //! IndexNow and the ping webhook. [`schedule`] runs sweeps for as long as the process lives,
-//! with retries when one fails.
+//! with retries when one fails; [`roles`] says when it runs when replicas share a site (hold,
+//! follow, take over, under the site's [`lease`]).
 //!
 //! Validators live in the database (`sitemapd_pages`, `sitemapd_files`), so every replica and
 //! every restart answers with the same ETag and Last-Modified.
@@ -19,6 +20,7 @@ mod llms;
 mod measure;
 mod quiet;
 mod relist;
+mod roles;
 mod schedule;
 mod settle;
 
@@ -73,9 +75,11 @@ pub struct Sweeper {
     listed_known: Arc<AtomicBool>,
     /// The site's lease, when replicas share the work ([`lease`]); none: this replica keeps
     /// the group current by itself.
-    lease: std::sync::OnceLock<lease::SiteLease>,
+    lease: Option<lease::SiteLease>,
     /// Where the tables behind the source were when the last full sweep began ([`quiet`]).
     quiet: quiet::Quiet,
+    /// The cache in front to tell of the URLs each save changed (`CACHE_PURGE`); none: off.
+    purge: Option<crate::purge::SitePurge>,
 }
 
 /// The changes the database logs (read from the version the stored files cover, or from the
@@ -103,7 +107,11 @@ enum Opening {
 
 /// How a save ended.
 enum Saved {
-    State(SavedState),
+    /// What the save stored, and the state it replaced.
+    State {
+        saved: SavedState,
+        replaced: SavedState,
+    },
     /// Another replica moved the boundaries the sweep started from.
     BoundariesMoved,
 }
@@ -112,11 +120,16 @@ impl Sweeper {
     /// Loads the stored state into `group` (served at once if there is any) and opens its change
     /// feed where the stored files leave off. Reads no entries: [`Sweeper::keep_current`]
     /// brings the files up to date in the background, [`Sweeper::sweep_now`] in the foreground.
+    /// With `lease` (replicas share the site's work), the group is kept current only while
+    /// this replica holds it. With `purge` (`CACHE_PURGE`), each save tells the cache in front
+    /// of the URLs whose bytes it changed.
     pub async fn open(
         group: Arc<Group>,
         stale: StaleReports,
         notifier: Arc<Notifier>,
         metrics: SweepMetrics,
+        lease: Option<lease::SiteLease>,
+        purge: Option<crate::purge::SitePurge>,
     ) -> Result<Arc<Self>, StoreError> {
         let stored = group.store.load_state(&group.key).await?;
         let has_state = !stored.is_empty();
@@ -153,8 +166,9 @@ impl Sweeper {
             opening,
             robots_rules_changed: AtomicBool::new(robots_rules_changed),
             listed_known: Arc::new(AtomicBool::new(false)),
-            lease: std::sync::OnceLock::new(),
+            lease,
             quiet: quiet::Quiet::default(),
+            purge,
         });
         if has_state {
             // Under other settings, the first sweep starts from these boundaries.
@@ -306,13 +320,17 @@ impl Sweeper {
                 whole_files,
             };
             match self.save(&current.layout, &proposal, now).await? {
-                Saved::State(saved) => {
+                Saved::State { saved, replaced } => {
                     let mut next =
                         current.settled(&proposal.layout, &saved, feeds, self.group.publication());
                     next.news_at = news_at;
                     next.llms = llms.map(|(links, _)| llms::section(links, &saved));
                     let index_changed = next.index.validators.changed_at >= now;
-                    self.group.install(next);
+                    let save = crate::purge::Save {
+                        replaced: &replaced,
+                        stored: &saved,
+                    };
+                    self.install_saved(next, save);
                     report_skips(&current, &self.group.snapshot());
                     if index_changed {
                         announce::index_changed(&self.group, &self.notifier).await;
@@ -431,7 +449,10 @@ impl Sweeper {
             }
             let next = proposal.settle(&self.group, &stored, now);
             if store.replace_state(&self.group.key, &stored, &next).await? {
-                return Ok(Saved::State(next));
+                return Ok(Saved::State {
+                    saved: next,
+                    replaced: stored,
+                });
             }
         }
         Ok(Saved::BoundariesMoved)
@@ -444,14 +465,14 @@ impl Sweeper {
         Ok(())
     }
 
-    /// Keeps the group current only while this replica holds `lease` (see [`lease`]); set once,
-    /// before [`Sweeper::keep_current`] runs.
-    pub fn share_with_replicas(&self, lease: lease::SiteLease) {
-        let _ = self.lease.set(lease);
-    }
-
-    fn lease(&self) -> Option<lease::SiteLease> {
-        self.lease.get().cloned()
+    /// Installs what `save` stored, and purges the URLs whose bytes that changed where this
+    /// replica keeps the site current (it may have lost the lease meanwhile).
+    fn install_saved(&self, next: Snapshot, save: crate::purge::Save<'_>) {
+        let holds = self.lease.as_ref().is_none_or(|lease| lease.holds());
+        match self.purge.as_ref().filter(|_| holds) {
+            Some(purge) => purge.install(save, || self.group.install(next)),
+            None => self.group.install(next),
+        }
     }
 
     fn install_stored(&self, stored: &SavedState) {

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::store::{SourceStamp, Store};
+use crate::sync::lock;
 
 /// The longest a view's files go unsummarised, whatever the stamps say.
 const SUMMARISE_AT_LEAST_EVERY: Duration = Duration::from_secs(3600);
@@ -57,10 +58,4 @@ impl Quiet {
             (None, false, _) => None,
         };
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

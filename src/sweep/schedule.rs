@@ -9,8 +9,11 @@
 //! period apart, until one succeeds; changes reported meanwhile wait for it (it covers them).
 //! After each sweep that succeeds, the version of the change log it covers is stored, so a
 //! restarted service reads only what changed after it.
+//!
+//! This is what the replica holding the site does ([`Sweeper::hold`]): waiting for what wakes
+//! it ([`Schedule::wake`]), then handling it. Following another replica and taking over from it
+//! are `roles.rs`'s.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -32,9 +35,6 @@ const VERIFY_IDLE_FACTOR: u32 = 9;
 const DUE_PAUSE_MIN: Duration = Duration::from_millis(20);
 /// The shortest pause between two files of a verification.
 const VERIFY_PAUSE_MIN: Duration = Duration::from_millis(10);
-/// How often a follower reads the version of the stored state (one row by its key); on
-/// PostgreSQL it also reads it as soon as the holder announces a save.
-const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
 /// What woke the loop.
 enum Wake {
@@ -64,122 +64,149 @@ struct Cursor {
     saved: Option<i64>,
 }
 
+/// What the scheduler starts with: the sweep the group's files are owed ([`Opening`]), and
+/// whether stored files the change log covers are verified in the background.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plan {
+    opening: Opening,
+    verify: bool,
+}
+
+/// A holder's schedule: its clocks, and what it owes the group's files.
+struct Schedule {
+    refresh: Duration,
+    /// The group's changes are read from a change log.
+    watched: bool,
+    /// A full sweep follows each logged change within the refresh period.
+    follows_up: bool,
+    follow_up: Option<Instant>,
+    definition_ticker: tokio::time::Interval,
+    /// The source's definition as last read (a watched view's).
+    definition: Option<String>,
+    ticker: tokio::time::Interval,
+    cursor: Cursor,
+    /// A full sweep owed after a failure (or the opening's).
+    owed: Option<Owed>,
+    verification: Option<Verification>,
+}
+
+impl Schedule {
+    /// Waits for what wakes the scheduler next; `None` when `lease` is lost.
+    async fn wake(
+        &mut self,
+        group: &Group,
+        inbox: &mut Inbox,
+        lease: &mut Option<&mut SiteLease>,
+    ) -> Option<Wake> {
+        let retry_at = self.owed.map(|o| o.at);
+        // An owed full sweep covers a file that time changes.
+        let due = self
+            .owed
+            .is_none()
+            .then(|| time_changes_a_file(group))
+            .flatten();
+        let due_at = due.map(|(at, _)| at);
+        let verify_at = self
+            .verification
+            .filter(|_| self.owed.is_none())
+            .map(|v| v.at);
+        let follow_up = self.follow_up;
+        let (follows_up, watched, refresh) = (self.follows_up, self.watched, self.refresh);
+        Some(tokio::select! {
+            () = lease_lost(lease) => return None,
+            Some(logged) = inbox.changes.next() => {
+                self.cursor.heard = Some(logged.version);
+                if follows_up {
+                    self.follow_up.get_or_insert(Instant::now() + refresh);
+                }
+                Wake::Change(logged.change)
+            }
+            _ = tokio::time::sleep_until(follow_up.unwrap_or_else(Instant::now)), if follow_up.is_some() => {
+                self.follow_up = None;
+                Wake::Change(Change::Everything)
+            }
+            Some(report) = inbox.stale.recv() => Wake::Stale(report),
+            _ = self.definition_ticker.tick(), if follows_up => Wake::CheckDefinition,
+            _ = self.ticker.tick() => match watched {
+                true => Wake::StartVerification,
+                false => Wake::Change(Change::Everything),
+            },
+            _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
+            _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
+            _ = tokio::time::sleep_until(due_at.unwrap_or_else(Instant::now)), if due.is_some() => {
+                Wake::Change(due.map_or(Change::Everything, |(_, range)| Change::Ids(range)))
+            }
+        })
+    }
+}
+
 impl Sweeper {
-    /// Runs sweeps for as long as the process lives (see the module's documentation). With a
-    /// lease, only while this replica holds it: otherwise it follows the stored state.
-    pub async fn keep_current(self: Arc<Self>, refresh: Duration) {
-        let Some(mut inbox) = self.inbox.lock().await.take() else {
-            tracing::error!("this group is kept current already");
-            return;
+    /// What the scheduler starts with at the service's opening: what the stored state said
+    /// ([`Opening`]); stored files the change log covers are verified in the background.
+    pub(super) fn opening_plan(&self) -> Plan {
+        Plan {
+            opening: self.opening,
+            verify: self.opening == Opening::Verify,
+        }
+    }
+
+    /// What the scheduler starts with on taking over from another replica, which stored its
+    /// files and the change-log version they cover (the feed resumes from before that; `start`
+    /// is where it began). Nothing is verified: the replica before kept the files current.
+    pub(super) fn take_over_plan(&self, start: Option<i64>) -> Plan {
+        let opening = if self.group.readiness() == Readiness::FirstSweep {
+            // The replica before this one stored nothing yet.
+            Opening::FirstSweep
+        } else if self.watched(start) {
+            // The change feed covers what changed since the other replica stored its files.
+            Opening::Verify
+        } else {
+            Opening::FullSweep
         };
-        let Some(mut lease) = self.lease().filter(|_| self.group.news.is_none()) else {
-            return self
-                .keep_current_holding(&mut inbox, refresh, true, None)
-                .await;
-        };
-        lease.decided().await;
-        let mut first = true;
-        loop {
-            if !lease.holds() {
-                self.follow(&mut lease, &mut inbox.stale).await;
-                self.take_over().await;
-                first = false;
-            }
-            self.keep_current_holding(&mut inbox, refresh, first, Some(&mut lease))
-                .await;
-            first = false;
+        Plan {
+            opening,
+            verify: false,
         }
     }
 
-    /// Serves the stored state while another replica keeps it current: loads it again whenever
-    /// its version moves, and tells the holder of rows a render here met that the stored files
-    /// do not describe (through the source's change log). Until the lease is taken.
-    ///
-    /// The holder is configured as this replica is (the lease's name says so): files stored
-    /// under other settings are the holder's before its first sweep (or an older replica's, in
-    /// a rolling upgrade), so they are not served, and the holder's own are awaited.
-    async fn follow(&self, lease: &mut SiteLease, stale: &mut crate::site::StaleReports) {
-        let group = &self.group;
-        tracing::info!(group = %group.key, "following the replica that keeps this site current");
-        // PostgreSQL: the holder announces each save, heard at once; the poll stays, in case
-        // a notification is lost (and is the only way elsewhere).
-        let announcements = group.store.state_announcements();
-        let mut announced = announcements.as_ref().map(|sender| sender.subscribe());
-        let mut seen: Option<i64> = None;
-        loop {
-            match group.store.state_version(&group.key).await {
-                Ok(version) if seen != Some(version) => {
-                    match group.store.load_state(&group.key).await {
-                        Ok(stored) if stored.is_empty() || !super::made_under(&stored, group) => {
-                            seen = Some(version)
-                        }
-                        Ok(stored) => {
-                            self.install_stored(&stored);
-                            group.set_readiness(Readiness::Current);
-                            seen = Some(version);
-                        }
-                        Err(e) => {
-                            tracing::debug!(error = %crate::error::Chain(&e), "cannot load the stored state")
-                        }
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::debug!(error = %crate::error::Chain(&e), "cannot read the stored state's version")
-                }
-            }
-            tokio::select! {
-                () = lease.taken() => return,
-                Some(report) = stale.recv() => {
-                    if let Err(e) = group.store.log_change(&group.source, report.range).await {
-                        tracing::debug!(error = %crate::error::Chain(&e), "cannot tell the holder of a stale file");
-                    }
-                }
-                () = tokio::time::sleep(FOLLOW_POLL) => {}
-                () = announced_save(&mut announced) => {}
-            }
-        }
+    /// Whether the group's changes are read from a change log (its feed starts after a
+    /// version). A news group's files change with time alone: it is swept every refresh
+    /// period, as an unwatched source is, whatever logs its changes.
+    fn watched(&self, start: Option<i64>) -> bool {
+        start.is_some() && self.group.news.is_none()
     }
 
-    /// On taking the lease: serves what the replica before stored, when it was laid out under
-    /// this replica's settings (files laid out under others are laid out again by the sweeps).
-    async fn take_over(&self) {
-        match self.group.store.load_state(&self.group.key).await {
-            Ok(stored) if !stored.is_empty() && super::made_under(&stored, &self.group) => {
-                self.install_stored(&stored)
-            }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(error = %crate::error::Chain(&e), "cannot load the stored state on taking over")
-            }
-        }
-    }
-
-    /// Keeps the group current until `lease` is lost (for ever without one). `first`: the
-    /// service's opening (else this replica takes over from another, which stored its files and
-    /// the change-log version they cover; the change feed resumes from before that).
-    async fn keep_current_holding(
+    /// Keeps the group current from `plan` until `lease` is lost (for ever without one): waits
+    /// for what wakes it ([`Schedule::wake`]), handles it ([`Sweeper::handle`]) and settles what
+    /// the sweep did ([`Sweeper::settle`]).
+    pub(super) async fn hold(
         &self,
         inbox: &mut Inbox,
         refresh: Duration,
-        first: bool,
+        plan: Plan,
         mut lease: Option<&mut SiteLease>,
     ) {
-        let group = self.group.clone();
-        let Inbox {
-            changes,
-            start,
-            stale,
-        } = inbox;
-        let start = *start;
-        // A news group's files change with time alone: it is swept every refresh period, as an
-        // unwatched source is, whatever logs its changes.
-        let watched = start.is_some() && group.news.is_none();
+        let mut schedule = self.schedule(inbox.start, refresh, plan).await;
+        loop {
+            let Some(wake) = schedule.wake(&self.group, inbox, &mut lease).await else {
+                return;
+            };
+            let full = schedule.owed.is_some() || matches!(wake, Wake::Change(Change::Everything));
+            if let Some(result) = self.handle(&mut schedule, wake).await {
+                self.settle(&mut schedule, result, full).await;
+            }
+        }
+    }
+
+    /// The schedule of a group kept current from `plan`, its change feed starting after
+    /// `start`.
+    async fn schedule(&self, start: Option<i64>, refresh: Duration, plan: Plan) -> Schedule {
+        let group = &self.group;
+        let watched = self.watched(start);
         // The tables behind a watched view log their own keys, which are the view's ids only
         // when the view takes its ids from them: a full sweep follows each change within the
         // refresh period, in case they are not.
         let follows_up = watched && group.source != BUILTIN_SOURCE;
-        let mut follow_up: Option<Instant> = None;
         // A view whose database stamps its tables' changes (MariaDB/MySQL, see `quiet.rs`) is
         // looked at twice a period: a look at an idle view costs a few catalogue rows, and a
         // change then shows within the period, its files' summaries included.
@@ -195,7 +222,7 @@ impl Sweeper {
         // definition is compared every refresh period.
         let mut definition_ticker = tokio::time::interval(refresh);
         definition_ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut definition = match follows_up {
+        let definition = match follows_up {
             true => self.source_definition().await,
             false => None,
         };
@@ -203,100 +230,72 @@ impl Sweeper {
         let mut ticker = tokio::time::interval(period);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
-        let opening = if first {
-            self.opening
-        } else if group.readiness() == Readiness::FirstSweep {
-            // The replica before this one stored nothing yet.
-            Opening::FirstSweep
-        } else if watched {
-            // The change feed covers what changed since the other replica stored its files.
-            Opening::Verify
-        } else {
-            Opening::FullSweep
-        };
-        let mut cursor = Cursor {
-            heard: start,
-            saved: (opening == Opening::Verify).then_some(start).flatten(),
-        };
-        let mut owed = (opening != Opening::Verify).then(Owed::now);
-        // A replica that takes over verifies nothing: the one before it kept the files current.
-        let mut verification = (first && opening == Opening::Verify).then(Verification::now);
-        loop {
-            let retry_at = owed.map(|o| o.at);
-            // An owed full sweep covers a file that time changes.
-            let due = owed
-                .is_none()
-                .then(|| time_changes_a_file(&group))
-                .flatten();
-            let due_at = due.map(|(at, _)| at);
-            let verify_at = verification.filter(|_| owed.is_none()).map(|v| v.at);
-            let wake = tokio::select! {
-                () = lease_lost(&mut lease) => return,
-                Some(logged) = changes.next() => {
-                    cursor.heard = Some(logged.version);
-                    if follows_up {
-                        follow_up.get_or_insert(Instant::now() + refresh);
-                    }
-                    Wake::Change(logged.change)
+        let verifying = plan.opening == Opening::Verify;
+        Schedule {
+            refresh,
+            watched,
+            follows_up,
+            follow_up: None,
+            definition_ticker,
+            definition,
+            ticker,
+            cursor: Cursor {
+                heard: start,
+                saved: verifying.then_some(start).flatten(),
+            },
+            owed: (!verifying).then(Owed::now),
+            verification: (plan.verify && verifying).then(Verification::now),
+        }
+    }
+
+    /// Handles what woke the scheduler: the sweep it calls for and how it ended, or `None`
+    /// when nothing is swept now (a verification to start, a definition unchanged, a change an
+    /// owed full sweep will cover at its time).
+    async fn handle(&self, schedule: &mut Schedule, wake: Wake) -> Option<Result<(), SweepError>> {
+        let owed = schedule.owed;
+        let owed_later = owed.is_some_and(|o| Instant::now() < o.at);
+        Some(match (owed, wake) {
+            (_, Wake::StartVerification) => {
+                schedule.verification.get_or_insert_with(Verification::now);
+                return None;
+            }
+            (_, Wake::CheckDefinition) => {
+                if !self.redefined(&mut schedule.definition).await || owed_later {
+                    return None;
                 }
-                _ = tokio::time::sleep_until(follow_up.unwrap_or_else(Instant::now)), if follow_up.is_some() => {
-                    follow_up = None;
-                    Wake::Change(Change::Everything)
+                // Read everything again under the new definition.
+                self.sweep(Change::Everything).await
+            }
+            // The owed full sweep covers this change; it runs at its time, not sooner, so a
+            // database that times out is not handed one full sweep per change.
+            (Some(_), _) if owed_later => return None,
+            // What the failed sweep should have covered is not known any more: all of it.
+            (Some(_), _) => self.sweep(Change::Everything).await,
+            (None, Wake::Change(change)) => self.sweep(change).await,
+            (None, Wake::Stale(report)) => self.catch_up(report).await,
+            (None, Wake::Verify) => self.verify_next(&mut schedule.verification).await,
+        })
+    }
+
+    /// After a sweep: on success the cursor is stored and a full sweep counts as a
+    /// verification; on failure a full sweep is owed, later each time.
+    async fn settle(&self, schedule: &mut Schedule, result: Result<(), SweepError>, full: bool) {
+        match result {
+            Ok(()) => {
+                schedule.owed = None;
+                // The cursor first: a group said to be current has stored what it covers.
+                self.store_cursor(&mut schedule.cursor).await;
+                if full {
+                    // Everything was just re-measured: that is a verification too.
+                    schedule.verification = None;
+                    self.group.set_readiness(Readiness::Current);
                 }
-                Some(report) = stale.recv() => Wake::Stale(report),
-                _ = definition_ticker.tick(), if follows_up => Wake::CheckDefinition,
-                _ = ticker.tick() => match watched {
-                    true => Wake::StartVerification,
-                    false => Wake::Change(Change::Everything),
-                },
-                _ = tokio::time::sleep_until(retry_at.unwrap_or_else(Instant::now)), if retry_at.is_some() => Wake::Change(Change::Everything),
-                _ = tokio::time::sleep_until(verify_at.unwrap_or_else(Instant::now)), if verify_at.is_some() => Wake::Verify,
-                _ = tokio::time::sleep_until(due_at.unwrap_or_else(Instant::now)), if due.is_some() => {
-                    Wake::Change(due.map_or(Change::Everything, |(_, range)| Change::Ids(range)))
-                }
-            };
-            let full = owed.is_some() || matches!(wake, Wake::Change(Change::Everything));
-            let result = match (owed, wake) {
-                (_, Wake::StartVerification) => {
-                    verification.get_or_insert_with(Verification::now);
-                    continue;
-                }
-                (_, Wake::CheckDefinition) => {
-                    if !self.redefined(&mut definition).await {
-                        continue;
-                    }
-                    // Read everything again under the new definition, now or when owed.
-                    match owed {
-                        Some(o) if Instant::now() < o.at => continue,
-                        _ => self.sweep(Change::Everything).await,
-                    }
-                }
-                // The owed full sweep covers this change; it runs at its time, not sooner, so a
-                // database that times out is not handed one full sweep per change.
-                (Some(o), _) if Instant::now() < o.at => continue,
-                // What the failed sweep should have covered is not known any more: all of it.
-                (Some(_), _) => self.sweep(Change::Everything).await,
-                (None, Wake::Change(change)) => self.sweep(change).await,
-                (None, Wake::Stale(report)) => self.catch_up(report).await,
-                (None, Wake::Verify) => self.verify_next(&mut verification).await,
-            };
-            match result {
-                Ok(()) => {
-                    owed = None;
-                    // The cursor first: a group said to be current has stored what it covers.
-                    self.store_cursor(&mut cursor).await;
-                    if full {
-                        // Everything was just re-measured: that is a verification too.
-                        verification = None;
-                        group.set_readiness(Readiness::Current);
-                    }
-                }
-                Err(e) => {
-                    self.metrics.failures.inc();
-                    let next = Owed::after(owed, refresh);
-                    owed = Some(next);
-                    tracing::warn!(error = %crate::error::Chain(&e), retry_in_secs = next.pause.as_secs(), "sweep failed; serving the last known state");
-                }
+            }
+            Err(e) => {
+                self.metrics.failures.inc();
+                let next = Owed::after(schedule.owed, schedule.refresh);
+                schedule.owed = Some(next);
+                tracing::warn!(error = %crate::error::Chain(&e), retry_in_secs = next.pause.as_secs(), "sweep failed; serving the last known state");
             }
         }
     }
@@ -371,18 +370,6 @@ impl Sweeper {
                 tracing::debug!(error = %crate::error::Chain(&e), "cannot store the change-log cursor")
             }
         }
-    }
-}
-
-/// Completes when a replica announces a saved state; never where none are announced.
-async fn announced_save(announced: &mut Option<tokio::sync::watch::Receiver<u64>>) {
-    match announced {
-        Some(rx) => {
-            if rx.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-        None => std::future::pending().await,
     }
 }
 

@@ -64,6 +64,17 @@ pub struct Claim {
     pub at: i64,
 }
 
+/// How [`Verifier::decide`] gave a claim its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// Known at once (verification off, no method, a cached answer): given before returning.
+    Now,
+    /// Looked up in a task of its own: given when it ends.
+    Later,
+    /// Too many claims already wait: `unverified` given at once, for the caller to count.
+    Busy,
+}
+
 /// How many of a crawler's requests each method verified.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct VerifiedBy {
@@ -122,28 +133,28 @@ impl Verifier {
     }
 
     /// Calls `then` with the verdict on `claim`: at once when it is known, else from a task of
-    /// its own once [`Verifier::claim_verdict`] gives it, so the caller never waits. Answers
-    /// `false` when too many claims already wait ([`super::PENDING_VERDICTS`]): `then` got
-    /// `unverified` at once, for the caller to count.
+    /// its own once [`Verifier::claim_verdict`] gives it, so the caller never waits; `unverified`
+    /// at once when too many claims already wait ([`super::PENDING_VERDICTS`]). The one way a
+    /// request or an access-log line gets its verdict: the answer says which of the three it was.
     pub fn decide(
         self: &Arc<Self>,
         claim: Claim,
         then: impl FnOnce(Verdict) + Send + 'static,
-    ) -> bool {
+    ) -> Decided {
         if let Some(verdict) = self.claim_cached(&claim) {
             then(verdict);
-            return true;
+            return Decided::Now;
         }
         let Ok(permit) = self.waiting.clone().try_acquire_owned() else {
             then(Verdict::UNVERIFIED);
-            return false;
+            return Decided::Busy;
         };
         let verifier = self.clone();
         tokio::spawn(async move {
             then(verifier.claim_verdict(&claim).await);
             drop(permit);
         });
-        true
+        Decided::Later
     }
 
     /// Counts a request of `crawler` verified by `verdict`'s method (the ledger's requests: the

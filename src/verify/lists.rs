@@ -93,7 +93,7 @@ impl Lists {
                 return;
             }
         };
-        let mut lists = self.lists.write().unwrap_or_else(|e| e.into_inner());
+        let mut lists = crate::sync::write(&self.lists);
         for row in stored {
             let Some(state) = lists.get_mut(&row.url) else {
                 continue;
@@ -213,10 +213,10 @@ impl Lists {
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, ListState>> {
-        self.lists.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.lists)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, ListState>> {
-        self.lists.write().unwrap_or_else(|e| e.into_inner())
+        crate::sync::write(&self.lists)
     }
 }

@@ -4,7 +4,8 @@
 //! when either method says so. Checks run off the request path; [`Verifier::cached`] and
 //! [`Verifier::claim_cached`] answer without waiting, [`Verifier::verdict`] and
 //! [`Verifier::claim_verdict`] wait for the lookups and key directories (bounded in time and
-//! rate).
+//! rate). A request (the ledger's) and an access-log line (the crawl log's) get their verdict
+//! the same way, [`Verifier::decide`]: now, later, or `unverified` when too many wait.
 //!
 //! Client addresses are kept only in the bounded in-memory cache ([`cache`]), for their TTL:
 //! never written to the database or the logs.
@@ -15,6 +16,7 @@ pub mod dns;
 mod lists;
 pub mod ranges;
 pub mod signature;
+pub mod summary;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -27,8 +29,9 @@ use tokio::sync::{watch, Semaphore};
 
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::store::Store;
+use crate::sync::lock;
 use cache::{Bucket, Cache, Key};
-pub use claim::{Claim, Method, Verdict, VerifiedBy};
+pub use claim::{Claim, Decided, Method, Verdict, VerifiedBy};
 use dns::Dns;
 pub use dns::DnsOutcome;
 use lists::{Lists, RangeAnswer};
@@ -417,8 +420,4 @@ fn combine(outcome: DnsOutcome, ranges: RangeAnswer) -> Verdict {
         (DnsOutcome::Denied, RangeAnswer::Inside) => Verdict::by(Method::Ranges),
         (DnsOutcome::Failed, _) => Verdict::UNVERIFIED,
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -60,9 +60,21 @@ async fn a_render_that_meets_changed_rows_never_answers_under_the_old_etag(backe
     }
     db.exec("UPDATE sitemap_entries SET loc = '/p/15-renamed' WHERE id = 15")
         .await;
-    // Renders of rows the file's validators do not describe.
+    // Renders of rows the file's validators do not describe: each notices it, unless the sweep
+    // the first one asked for has already dated the file anew (then it sends the new rows).
+    let mut renders_of_new_rows = 0.0;
     for path in ["/sitemap-2.xml.gz", "/sitemap-2.txt"] {
-        remember(complete(&app, path).await);
+        let seen = complete(&app, path).await;
+        if seen.as_ref().is_some_and(|(_, body)| {
+            let text = match path.ends_with(".gz") {
+                true => gunzip(body),
+                false => body.clone(),
+            };
+            String::from_utf8_lossy(&text).contains("15-renamed")
+        }) {
+            renders_of_new_rows += 1.0;
+        }
+        remember(seen);
     }
     // The render said so: a sweep dates the file anew, and its new bytes get a new ETag.
     let renamed = eventually(
@@ -86,8 +98,8 @@ async fn a_render_that_meets_changed_rows_never_answers_under_the_old_etag(backe
         );
     }
     assert!(
-        app.metric("sitemapd_stale_renders_total").await >= 2.0,
-        "both stale renders were noticed"
+        app.metric("sitemapd_stale_renders_total").await + renders_of_new_rows >= 2.0,
+        "both renders after the change were noticed as stale or sent the new rows"
     );
 }
 

@@ -77,3 +77,73 @@ async fn export_replaces_links_and_removes_an_earlier_layout(backend: Backend) {
         5
     );
 }
+
+/// A registry extension of one verifiable crawler whose IP ranges are published at `addr`: a
+/// verifier fetches them as soon as it starts.
+fn crawler_with_ranges_at(addr: std::net::SocketAddr) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        format!(
+            "[[crawler]]\nname = \"RangeBot\"\ntokens = [\"RangeBot\"]\nuser_agent = [\"RangeBot\"]\n\
+             operator = \"Nobody\"\npurpose = \"search\"\nverify_dns = []\n\
+             verify_ranges = [\"http://{addr}/ranges.json\"]\ndocs = []\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// On a server `export` reads the environment the service reads (`.env`, `ACCESS_LOG_ADDR`,
+/// `CRAWLER_VERIFY`): it still writes the files, and opens neither the access log's UDP port
+/// (the running service holds it) nor a connection to fetch crawlers' IP ranges.
+#[tokio::test]
+async fn an_export_beside_the_running_service_opens_no_socket() {
+    let db = TestDb::new().await;
+    db.migrate().await;
+    db.insert(&[(1, "/a"), (2, "/b")]).await;
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("ACCESS_LOG_ADDR", "127.0.0.1:0"),
+            ("CRAWLER_VERIFY", "off"),
+        ],
+    )
+    .await;
+    let access_log = app
+        .app
+        .crawl_log
+        .as_deref()
+        .expect("ACCESS_LOG_ADDR is set")
+        .local_addr();
+    let ranges = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ranges.set_nonblocking(true).unwrap();
+    let registry = crawler_with_ranges_at(ranges.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let export = Sitemapd::new([std::ffi::OsStr::new("export"), dir.path().as_os_str()])
+        .env("DATABASE_URL", &db.url)
+        .env("SITEMAP_BASE_URL", BASE)
+        .env("ACCESS_LOG_ADDR", access_log.to_string())
+        .env("CRAWLER_VERIFY", "on")
+        .env("CRAWLERS_FILE", registry.path());
+    let out = tokio::task::spawn_blocking(move || export.output())
+        .await
+        .unwrap();
+
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(dir.path().join("sitemap_index.xml")).unwrap();
+    assert!(index.contains("sitemap-1.xml.gz"), "{index}");
+    assert!(
+        std::net::UdpSocket::bind(access_log).is_err(),
+        "the service still holds {access_log}"
+    );
+    assert_eq!(
+        ranges.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "export fetched no IP ranges"
+    );
+}

@@ -15,7 +15,7 @@ async fn the_stylesheet_is_served_with_strong_validators_and_304() {
     let resp = app.get("/sitemap.xsl").await;
     assert_eq!(resp.status(), 200);
     assert_eq!(header(&resp, "content-type"), "text/xsl; charset=utf-8");
-    assert_eq!(header(&resp, "cache-control"), "public, max-age=300");
+    assert!(header(&resp, "cache-control").starts_with("public, max-age=300, "));
     let etag = header(&resp, "etag").to_string();
     assert!(
         etag.starts_with('"') && etag.len() > 20,

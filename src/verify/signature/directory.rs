@@ -14,6 +14,7 @@ use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE};
 use tokio::sync::watch;
 
 use super::keys::{Keys, KeysError};
+use crate::sync::lock;
 
 /// Where an origin keeps its keys.
 pub const WELL_KNOWN: &str = "/.well-known/http-message-signatures-directory";
@@ -289,10 +290,6 @@ fn freshness(cache_control: Option<&str>) -> Duration {
     fresh
         .map_or(DEFAULT_FRESH, Duration::from_secs)
         .clamp(MIN_FRESH, MAX_FRESH)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

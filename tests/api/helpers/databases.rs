@@ -43,18 +43,21 @@ macro_rules! each_pool {
     ($self:expr, |$pool:ident, $db:ident| $body:expr) => {
         match &$self.pool {
             TestPool::Postgres($pool) => {
-                #[allow(dead_code)]
                 type $db = sqlx::Postgres;
+                // Named for bodies that need it; used here so the others need no exception.
+                let _database = std::marker::PhantomData::<$db>;
                 $body
             }
             TestPool::MariaDb($pool) => {
-                #[allow(dead_code)]
                 type $db = sqlx::MySql;
+                // Named for bodies that need it; used here so the others need no exception.
+                let _database = std::marker::PhantomData::<$db>;
                 $body
             }
             TestPool::Sqlite($pool) => {
-                #[allow(dead_code)]
                 type $db = sqlx::Sqlite;
+                // Named for bodies that need it; used here so the others need no exception.
+                let _database = std::marker::PhantomData::<$db>;
                 $body
             }
         }

@@ -1,4 +1,4 @@
-//! What the crawler ledger ([`crate::crawlers`]) calls a site's files: one name per file,
+//! What the crawler ledger ([`super::Ledger`]) calls a site's files: one name per file,
 //! whatever form was fetched (`sitemap-3.xml`, `.xml.gz` and `.txt` are file 3), and each of
 //! them as served now (its fingerprint, the version every form's ETag names, and when it last
 //! changed), for the files a crawler is behind on.
@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::crawlers::Served;
+use super::Served;
 use crate::files::{self, page_name, File};
 use crate::site::{Site, Validators};
 

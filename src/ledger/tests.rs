@@ -1,6 +1,15 @@
 //! The ledger's tests: counts, last fetches, files behind and the metrics.
 
 use super::*;
+use prometheus_client::registry::Registry as MetricsRegistry;
+
+impl Default for Ledger {
+    /// A ledger over the built-in registry with metrics of its own, registered nowhere. Tests
+    /// only: the service's ledger is over the registry the configuration parsed.
+    fn default() -> Self {
+        Self::new(Arc::new(Registry::builtin()), CrawlerMetrics::default())
+    }
+}
 
 const SITE: &str = "https://example.com/";
 

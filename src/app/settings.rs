@@ -1,0 +1,96 @@
+//! What a group is, from its site's configuration and robots.txt: the settings a group is made
+//! with, and the fingerprint of everything that shapes its bytes.
+
+use bytes::Bytes;
+
+use super::ServedRobots;
+use crate::config::{Config, GroupConfig, GroupKind, SiteConfig};
+use crate::site::fingerprint::{
+    site_groups_fingerprint, ByteSettings, IndexedGroup, NamedGroup, RobotsRules,
+};
+use crate::site::{GroupSettings, News};
+use crate::sitemap::DocumentStyle;
+
+/// What a group is, from its site's configuration and robots.txt.
+pub fn group_settings(
+    config: &Config,
+    site: &SiteConfig,
+    group: &GroupConfig,
+    robots: &ServedRobots,
+) -> GroupSettings {
+    let page_size = group.page_size(config.page_size);
+    let news = match &group.kind {
+        GroupKind::Urls => None,
+        GroupKind::News(publication) => Some(News {
+            publication: publication.clone(),
+            window_secs: config.news_window.as_secs() as i64,
+        }),
+    };
+    let robots_rules = RobotsRules {
+        check_agents: &config.check_agents,
+        rules_text: &robots.rules_text,
+    };
+    let settings = ByteSettings {
+        base_url: site.base_url.as_str(),
+        files_url: site.sitemaps_url.as_str(),
+        page_size,
+        stylesheet: config.stylesheet,
+        robots: robots_rules,
+        source: &group.source,
+        named: group.name.as_deref().map(|name| NamedGroup {
+            name,
+            news: news.as_ref().map(|news| {
+                (
+                    news.publication.name.as_str(),
+                    news.publication.language.as_str(),
+                    news.window_secs,
+                )
+            }),
+            extensions: group.extensions,
+        }),
+    }
+    .fingerprint();
+    GroupSettings {
+        name: group.name.clone(),
+        news,
+        fingerprint: settings,
+        rules: super::entry_rules(config, site, robots),
+        style: DocumentStyle {
+            stylesheet: config
+                .stylesheet
+                .then(|| site.sitemaps_url.file_url(crate::files::STYLESHEET)),
+        },
+        base: site.base_url.clone(),
+        files: site.sitemaps_url.clone(),
+        page_size,
+        // A news group's articles are not entries with a lastmod: they are in no feed.
+        feed_size: match group.kind {
+            GroupKind::Urls => config.feed_size,
+            GroupKind::News(_) => 0,
+        },
+        source: group.source.clone(),
+        extensions: group.extensions,
+        site_groups: group.name.is_some().then(|| {
+            let groups: Vec<IndexedGroup> = site.groups.iter().map(indexed_group).collect();
+            site_groups_fingerprint(&groups)
+        }),
+        robots_body: Bytes::from(robots.body.clone()),
+        robots_rules: robots_rules.fingerprint(),
+        llms: crate::config::group_llms(site, group, robots.rules.clone(), &config.crawlers),
+    }
+}
+
+/// A group as the site's index dates the site's groups.
+fn indexed_group(group: &GroupConfig) -> IndexedGroup<'_> {
+    IndexedGroup {
+        name: group.name.as_deref(),
+        source: &group.source,
+        kind: match &group.kind {
+            GroupKind::Urls => ("urls", None),
+            GroupKind::News(publication) => (
+                "news",
+                Some((publication.name.as_str(), publication.language.as_str())),
+            ),
+        },
+    }
+}
