@@ -128,9 +128,10 @@ fn combined(configured: &str, shared: &str) -> String {
 /// `response` with the `Surrogate-Key` and `Cache-Tag` of `file` of `site`, requested at `path`.
 pub fn tagged(response: Builder, site: &Site, file: File, path: &str) -> Builder {
     let keys = surrogate_keys(site, file, path);
+    let tags = keys.replace(' ', ",");
     response
-        .header("surrogate-key", keys.join(" "))
-        .header("cache-tag", keys.join(","))
+        .header("surrogate-key", keys)
+        .header("cache-tag", tags)
 }
 
 /// The keys a file is cached under, space-separated (`Surrogate-Key`; `Cache-Tag` takes them
@@ -138,15 +139,21 @@ pub fn tagged(response: Builder, site: &Site, file: File, path: &str) -> Builder
 /// `example.com/shop`), each group the file belongs to (`example.com#posts`; `#default` for a
 /// site without groups) and the file's own URL without the scheme. The index, `sitemap.xml`,
 /// feeds and llms.txt belong to every group; robots.txt, the stylesheet and the key file to
-/// none.
-fn surrogate_keys(site: &Site, file: File, path: &str) -> Vec<String> {
+/// none. Built into one string: this runs for every answer.
+fn surrogate_keys(site: &Site, file: File, path: &str) -> String {
     let site_key = site_key(site);
-    let mut keys = vec![site_key.clone()];
-    let group_key = |name: Option<&str>| format!("{site_key}#{}", name.unwrap_or("default"));
+    let mut keys = String::with_capacity(4 * site_key.len() + path.len() + 32);
+    keys.push_str(site_key);
+    let push_group = |keys: &mut String, name: Option<&str>| {
+        keys.push(' ');
+        keys.push_str(site_key);
+        keys.push('#');
+        keys.push_str(name.unwrap_or("default"));
+    };
     match file {
         File::PageGz(id) | File::PageXml(id) | File::PageTxt(id) => {
             let name = site.groups.get(id.group).and_then(|g| g.name.as_deref());
-            keys.push(group_key(name));
+            push_group(&mut keys, name);
         }
         File::Index
         | File::Sitemap
@@ -154,7 +161,9 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> Vec<String> {
         | File::FeedAtom
         | File::FeedRss
         | File::Llms => {
-            keys.extend(site.groups.iter().map(|g| group_key(g.name.as_deref())));
+            for group in &site.groups {
+                push_group(&mut keys, group.name.as_deref());
+            }
         }
         File::Robots | File::Stylesheet | File::IndexNowKey => {}
     }
@@ -162,24 +171,22 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> Vec<String> {
         File::Robots | File::Llms | File::IndexNowKey => site.base(),
         _ => site.files(),
     };
-    keys.push(format!("{}{path}", authority(served_from.url())));
+    let url = served_from.url();
+    keys.push(' ');
+    keys.push_str(url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        keys.push(':');
+        keys.push_str(&port.to_string());
+    }
+    keys.push_str(path);
     keys
 }
 
-/// `host[:port]` of `url`.
-fn authority(url: &url::Url) -> String {
-    let host = url.host_str().unwrap_or_default();
-    match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_string(),
-    }
-}
-
 /// The site's key: its base URL without scheme or trailing `/`.
-fn site_key(site: &Site) -> String {
+fn site_key(site: &Site) -> &str {
     let key = site.key.as_str();
     let without_scheme = key.split_once("://").map_or(key, |(_, rest)| rest);
-    without_scheme.trim_end_matches('/').to_string()
+    without_scheme.trim_end_matches('/')
 }
 
 #[cfg(test)]

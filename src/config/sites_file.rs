@@ -155,8 +155,8 @@ pub(super) fn read_sites_file(
         }
         let source_database_url = match &entry.source_database_url {
             Some(value) => Some(
-                super::source_database::parse(value)
-                    .map_err(|e| fail(format!("site {n}: source_database_url {e}")))?,
+                super::DatabaseUrl::parse(value)
+                    .map_err(|e| fail(format!("site {n}: source_database_url must be {e}")))?,
             ),
             None => None,
         };

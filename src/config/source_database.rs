@@ -7,11 +7,6 @@ use super::{ConfigError, DatabaseUrl, Vars};
 
 const NAME: &str = "SOURCE_DATABASE_URL";
 
-/// A source database URL, or what is expected instead (the value itself is not repeated).
-pub(super) fn parse(value: &str) -> Result<DatabaseUrl, String> {
-    DatabaseUrl::parse(value).map_err(|expected| format!("must be {expected}"))
-}
-
 /// `sites` with `SOURCE_DATABASE_URL` given to each that names no source database of its own;
 /// a source database that is `database_url` itself is no database of its own (nothing changes).
 pub(super) fn with_source_databases(
@@ -20,10 +15,10 @@ pub(super) fn with_source_databases(
     database_url: &DatabaseUrl,
 ) -> Result<Vec<SiteConfig>, ConfigError> {
     let default = match vars.get(NAME) {
-        Some(value) => Some(parse(value).map_err(|expected| ConfigError {
+        Some(value) => Some(DatabaseUrl::parse(value).map_err(|expected| ConfigError {
             variable: NAME,
             shown: "(set)".into(),
-            expected: expected.trim_start_matches("must be ").to_string(),
+            expected,
         })?),
         None => None,
     };

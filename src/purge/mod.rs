@@ -231,7 +231,7 @@ impl SitePurge {
         let Some(site) = self.site.upgrade() else {
             return install();
         };
-        let _one_at_a_time = self.installing.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_at_a_time = crate::sync::lock(&self.installing);
         let before = ServedFiles::of(&site);
         install();
         let after = ServedFiles::of(&site);

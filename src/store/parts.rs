@@ -8,6 +8,7 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::{IdRange, Store, StoreError};
 use crate::sitemap::RawEntry;
+use crate::sync::lock;
 
 /// Rows one statement of a long plain read returns at most (see [`Store::entries_in_parts`]).
 const READ_PART: i64 = 100_000;
@@ -53,10 +54,6 @@ impl PartSeen {
             sent: self.of_last,
         })
     }
-}
-
-fn lock(seen: &Mutex<PartSeen>) -> std::sync::MutexGuard<'_, PartSeen> {
-    seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Store {

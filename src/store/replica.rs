@@ -88,7 +88,7 @@ struct Looked {
 
 impl SourceDatabase {
     pub(super) fn status(&self) -> SourceStatus {
-        let looked = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        let looked = crate::sync::lock(&self.status);
         SourceStatus {
             database: match self.kind {
                 DatabaseKind::Postgres => "postgresql",
@@ -109,7 +109,7 @@ impl SourceDatabase {
 
     /// Keeps what a look found; a source that stops answering, or answers again, is logged.
     fn record(&self, look: Result<LagReading, String>) {
-        let mut looked = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        let mut looked = crate::sync::lock(&self.status);
         match (&looked.error, &look) {
             (None, Err(e)) => {
                 tracing::warn!(source = %self.url, error = %e, "the source database does not answer")

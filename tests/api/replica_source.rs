@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::helpers::{eventually, free_port, spawn_app, status_page, Sitemapd, BASE};
+use super::helpers::{eventually, free_port, spawn_app, status_page, Sitemapd, TestApp, BASE};
 
 /// What the standby's log says when it is sent a statement that writes.
 const REFUSED_WRITES: [&str; 3] = ["read-only transaction", "cannot execute", "during recovery"];
@@ -293,12 +293,12 @@ fn url(path: &str) -> String {
     format!("{}{}", BASE.trim_end_matches('/'), path)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_view_on_a_standby_is_served_with_state_in_sqlite_and_its_changes_show_after_replay() {
-    let cluster = Replicated::start();
-    cluster.on_primary("postgres", "CREATE DATABASE cms").await;
-    cluster.on_primary("cms", CMS).await;
-    cluster.replayed().await;
+/// The service reading `source` from `cluster`'s standby database `cms`, with its own state in
+/// SQLite (kept in the returned directory), refreshed every second.
+async fn served_from_the_standby(
+    cluster: &Replicated,
+    source: &str,
+) -> (tempfile::TempDir, TestApp) {
     let state = tempfile::tempdir().unwrap();
     let state_url = format!("sqlite://{}", state.path().join("state.db").display());
     let standby = cluster.standby_url("cms");
@@ -306,11 +306,21 @@ async fn a_view_on_a_standby_is_served_with_state_in_sqlite_and_its_changes_show
         &state_url,
         &[
             ("SOURCE_DATABASE_URL", standby.as_str()),
-            ("SITEMAP_SOURCE", "sitemap_pages"),
+            ("SITEMAP_SOURCE", source),
             ("SITEMAP_REFRESH_SECS", "1"),
         ],
     )
     .await;
+    (state, app)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_on_a_standby_is_served_with_state_in_sqlite_and_its_changes_show_after_replay() {
+    let cluster = Replicated::start();
+    cluster.on_primary("postgres", "CREATE DATABASE cms").await;
+    cluster.on_primary("cms", CMS).await;
+    cluster.replayed().await;
+    let (state, app) = served_from_the_standby(&cluster, "sitemap_pages").await;
     assert_eq!(app.all_locs().await, vec![url("/a"), url("/b"), url("/c")]);
 
     cluster
@@ -457,18 +467,7 @@ async fn reads_the_standby_cancels_for_recovery_are_read_again_and_fail_no_sweep
     cluster.on_primary("cms", CMS).await;
     cluster.on_primary("cms", SLOW_CMS).await;
     cluster.replayed().await;
-    let state = tempfile::tempdir().unwrap();
-    let state_url = format!("sqlite://{}", state.path().join("state.db").display());
-    let standby = cluster.standby_url("cms");
-    let app = spawn_app(
-        &state_url,
-        &[
-            ("SOURCE_DATABASE_URL", standby.as_str()),
-            ("SITEMAP_SOURCE", "slow_pages"),
-            ("SITEMAP_REFRESH_SECS", "1"),
-        ],
-    )
-    .await;
+    let (_state, app) = served_from_the_standby(&cluster, "slow_pages").await;
     assert_eq!(app.all_locs().await, vec![url("/a"), url("/b"), url("/c")]);
     cluster
         .on_primary("cms", "UPDATE knobs SET slow = true")

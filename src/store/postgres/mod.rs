@@ -256,7 +256,7 @@ impl Sql<Postgres> {
     /// connection per process, shared by every follower, ending once none holds the returned
     /// sender.
     pub fn state_announcements(&self) -> Arc<tokio::sync::watch::Sender<u64>> {
-        let mut shared = self.state_listener.lock().expect("state listener lock");
+        let mut shared = crate::sync::lock(&self.state_listener);
         if let Some(sender) = shared.upgrade() {
             return sender;
         }

@@ -8,8 +8,8 @@ use sitemapd::app::Service;
 use sitemapd::config::{Config, Defaults, Vars};
 use sitemapd::site::Readiness;
 use sitemapd::state::App;
-use sitemapd::store::Change;
-use sitemapd::sweep::Sweeper;
+use sitemapd::store::{Change, StoreError};
+use sitemapd::sweep::{SweepError, Sweeper};
 
 use super::xml::{assert_valid, gunzip, locs, Schema};
 
@@ -111,7 +111,11 @@ impl TestApp {
             loop {
                 match sweeper.sweep(Change::Everything).await {
                     Ok(_) => break,
-                    Err(e) if tries < 5 && format!("{e:?}").contains("PoolTimedOut") => tries += 1,
+                    Err(SweepError::Store(StoreError::Database(sqlx::Error::PoolTimedOut)))
+                        if tries < 5 =>
+                    {
+                        tries += 1
+                    }
                     Err(e) => panic!("sweep: {e:?}"),
                 }
             }
