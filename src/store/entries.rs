@@ -7,7 +7,9 @@ use chrono::{DateTime, Utc};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::rows::attach;
-use super::{shared_ids, IdRange, Modified, Store, StoreError, SubmittedThrough, TitledEntry};
+use super::{
+    shared_ids, IdRange, Modified, Store, StoreError, SubmittedThrough, SummaryPace, TitledEntry,
+};
 use crate::sitemap::publication::NewsPublication;
 use crate::sitemap::{Namespaces, RawEntry};
 
@@ -218,7 +220,8 @@ impl Store {
     pub async fn file_summaries(
         &self,
         thresholds: &[i64],
+        pace: SummaryPace,
     ) -> Result<Option<Vec<String>>, StoreError> {
-        from_source!(self, s => s.file_summaries(thresholds).await)
+        from_source!(self, s => s.file_summaries(thresholds, pace).await)
     }
 }

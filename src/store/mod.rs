@@ -80,7 +80,7 @@ pub use mysql::MySqlStore;
 pub use postgres::PgStore;
 pub use records::{
     Change, FileRecord, IdRange, Keyed, Modified, PageRecord, SavedState, SourceStamp,
-    SubmittedThrough,
+    SubmittedThrough, SummaryPace,
 };
 pub use replica::{SourceRole, SourceStatus};
 use rows::{keyed_alternate, keyed_image};

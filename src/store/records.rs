@@ -161,6 +161,16 @@ pub enum Change {
     Everything,
 }
 
+/// How many files the database summarises at once ([`super::Store::file_summaries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryPace {
+    /// Two at a time where the pool has room: a change is waiting to show.
+    Quick,
+    /// One at a time: the pass only takes the first summaries of files just measured, beside
+    /// the renders of a first crawl, and leaves the database a core.
+    Gentle,
+}
+
 /// What the database says of the last change to the tables behind a source (MySQL/MariaDB:
 /// their commit times, and the views' definitions), as a fingerprint: a refresh that finds the
 /// stamp where the last sweep left it need not read the source.

@@ -38,7 +38,7 @@ use crate::site::{
     SETTINGS_FILE,
 };
 use crate::sitemap::Fingerprint;
-use crate::store::{Change, Logged, SavedState, StoreError};
+use crate::store::{Change, Logged, SavedState, StoreError, SummaryPace};
 pub use announce::register_removed_reader;
 use measure::{apply_scan, Measure};
 use settle::{Proposal, WholeFile};
@@ -251,18 +251,25 @@ impl Sweeper {
         };
         for _attempt in 0..SWEEP_TRIES {
             let current = self.group.snapshot();
-            let (files, summaries) = match change {
-                Change::Ids(range) => (current.layout.overlapping(range), None),
-                Change::Everything => match self.changed_files(&current.layout).await? {
-                    Some((files, summaries)) => (files, Some(summaries)),
-                    None => (current.layout.indexes().collect(), None),
-                },
+            let adopt = look.as_ref().is_some_and(|look| self.quiet.adoptable(look));
+            let Changed {
+                files,
+                adopted,
+                summaries,
+            } = match change {
+                Change::Ids(range) => Changed::only(current.layout.overlapping(range)),
+                Change::Everything => self.changed_files(&current.layout, adopt).await?,
             };
             let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
             // Read each sweep: a title can change in a view without any file changing.
             let llms = llms::read(&self.group).await?;
             let llms_same = llms::unchanged(llms.as_ref(), current.llms.as_ref());
-            if files.is_empty() && summaries.is_some() && feeds_known && llms_same {
+            if files.is_empty()
+                && adopted.is_empty()
+                && summaries.is_some()
+                && feeds_known
+                && llms_same
+            {
                 // The database says no file's rows changed: nothing to read or save.
                 completed(self);
                 return Ok(());
@@ -281,6 +288,7 @@ impl Sweeper {
             let feeds = feeds::read(&self.group, current.feeds.as_ref(), reread).await?;
             if let Some(summaries) = &summaries {
                 keep_summaries(&mut measured, &current.layout, &files, summaries);
+                keep_summaries(&mut measured, &current.layout, &adopted, summaries);
             }
             let measured = self.compact(measured, news_at, now).await?;
             let mut whole_files = vec![
@@ -321,6 +329,9 @@ impl Sweeper {
             };
             match self.save(&current.layout, &proposal, now).await? {
                 Saved::State { saved, replaced } => {
+                    if let Some(look) = &look {
+                        self.quiet.measured(look);
+                    }
                     let mut next =
                         current.settled(&proposal.layout, &saved, feeds, self.group.publication());
                     next.news_at = news_at;
@@ -369,28 +380,32 @@ impl Sweeper {
     }
 
     /// The files whose rows the database summarises differently than when they were measured
-    /// (under this configuration), with every file's summary now; `None` where the database
-    /// cannot summarise (then every file is read).
-    async fn changed_files(
-        &self,
-        layout: &Layout,
-    ) -> Result<Option<(Vec<usize>, Vec<String>)>, StoreError> {
+    /// (under this configuration), with every file's summary now; every file where the
+    /// database cannot summarise. With `adopt` (see [`quiet::Quiet::adoptable`]), files
+    /// measured with no summary take the one read now instead of being read again.
+    async fn changed_files(&self, layout: &Layout, adopt: bool) -> Result<Changed, StoreError> {
+        let every_file = || Changed::only(layout.indexes().collect());
         if self.group.news.is_some() {
             // A summary cannot see articles age out of the window.
-            return Ok(None);
+            return Ok(every_file());
         }
         if self.group.readiness() == Readiness::FirstSweep {
             // Nothing to compare with, and one file holding every id: its summary would be one
             // statement over the whole source.
-            return Ok(None);
+            return Ok(every_file());
         }
+        // A pass that only takes first summaries leaves the database a core for the renders.
+        let pace = match adopt && layout.pages().iter().all(|p| p.summary.is_none()) {
+            true => SummaryPace::Gentle,
+            false => SummaryPace::Quick,
+        };
         let Some(summaries) = self
             .group
             .store
-            .file_summaries(&layout.thresholds())
+            .file_summaries(&layout.thresholds(), pace)
             .await?
         else {
-            return Ok(None);
+            return Ok(every_file());
         };
         self.metrics.summary_checks.inc();
         let settings = self.group.settings.fingerprint.hex();
@@ -398,15 +413,19 @@ impl Sweeper {
             .iter()
             .map(|s| format!("{settings} {s}"))
             .collect();
-        let changed = layout
-            .pages()
-            .iter()
-            .zip(&summaries)
-            .enumerate()
-            .filter(|(_, (page, now))| page.summary.as_ref() != Some(now))
-            .map(|(i, _)| i)
-            .collect();
-        Ok(Some((changed, summaries)))
+        let (mut files, mut adopted) = (Vec::new(), Vec::new());
+        for (i, (page, now)) in layout.pages().iter().zip(&summaries).enumerate() {
+            match &page.summary {
+                Some(then) if then == now => {}
+                None if adopt => adopted.push(i),
+                _ => files.push(i),
+            }
+        }
+        Ok(Changed {
+            files,
+            adopted,
+            summaries: Some(summaries),
+        })
     }
 
     /// Merges neighbouring files that fit in one (see [`compact`]) and measures the merged ones.
@@ -476,6 +495,7 @@ impl Sweeper {
     }
 
     fn install_stored(&self, stored: &SavedState) {
+        self.quiet.forget_measured();
         let next = self
             .group
             .snapshot()
@@ -490,6 +510,25 @@ pub(super) fn made_under(stored: &SavedState, group: &Group) -> bool {
     stored
         .file(SETTINGS_FILE)
         .is_some_and(|f| f.fingerprint == group.settings.fingerprint)
+}
+
+/// What a sweep reads: the files a change may have touched, and those that only take the
+/// summary read now (see [`quiet::Quiet::adoptable`]).
+struct Changed {
+    files: Vec<usize>,
+    adopted: Vec<usize>,
+    /// Every file's summary, read before any file was measured; `None` when not read.
+    summaries: Option<Vec<String>>,
+}
+
+impl Changed {
+    fn only(files: Vec<usize>) -> Self {
+        Self {
+            files,
+            adopted: Vec::new(),
+            summaries: None,
+        }
+    }
 }
 
 /// Gives each measured file that kept its id range the summary taken before it was measured:

@@ -3,6 +3,11 @@
 //! (see [`crate::store::SourceStamp`]); when it is where the last completed sweep left it,
 //! nothing changed and the sweep ends there. Once an hour the files are summarised anyway, for
 //! what no table write shows (a view that reads the clock).
+//!
+//! The same stamps spare the pass after a first sweep: files measured with no summary would
+//! each be read again to have one taken before their rows. When no table behind the view was
+//! written since the sweep that measured them began, the summaries taken now describe the rows
+//! they were measured from, and are kept as they are (see [`Quiet::adoptable`]).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -17,6 +22,9 @@ const SUMMARISE_AT_LEAST_EVERY: Duration = Duration::from_secs(3600);
 #[derive(Default)]
 pub(super) struct Quiet {
     last: Mutex<Option<(SourceStamp, Instant)>>,
+    /// The stamp the last full sweep that saved started from: every file with no summary was
+    /// measured after it was read. Forgotten when files come from the store instead.
+    measured_from: Mutex<Option<SourceStamp>>,
 }
 
 /// What a sweep found before reading: the stamp it starts from, and whether that is reason
@@ -46,6 +54,30 @@ impl Quiet {
         Look {
             stamp,
             nothing_changed,
+        }
+    }
+
+    /// A full sweep that started from `look` saved what it measured.
+    pub(super) fn measured(&self, look: &Look) {
+        if !look.nothing_changed {
+            *lock(&self.measured_from) = look.stamp;
+        }
+    }
+
+    /// Files were installed from the store (another replica's, or an earlier process's): when
+    /// they were measured is not known.
+    pub(super) fn forget_measured(&self) {
+        *lock(&self.measured_from) = None;
+    }
+
+    /// Whether the files measured with no summary can take the summaries read after `look`
+    /// without being read again: no table behind the source was written since the sweep that
+    /// measured them began. (A view that reads the clock could change unseen meanwhile; a
+    /// render that meets other rows than were measured reports the file stale.)
+    pub(super) fn adoptable(&self, look: &Look) -> bool {
+        match (&look.stamp, *lock(&self.measured_from)) {
+            (Some(now), Some(earlier)) => now.unchanged_since(&earlier),
+            _ => false,
         }
     }
 

@@ -304,7 +304,7 @@ impl_sql! {
     pub async fn entries_listed(&self, range: IdRange) -> Result<Vec<RawEntry>, StoreError> {
         let rows = match &self.reads.range_literal {
             Some(head) => {
-                let sql = format!("{head}{} AND {} ORDER BY src.id", range.first, range.last);
+                let sql = format!("{head}{} ORDER BY src.id", reads::id_within("src.id", range));
                 sqlx::query::<DB>(&sql).persistent(false).fetch_all(&self.pool).await?
             }
             None => {

@@ -3,7 +3,21 @@
 //! and a news group's articles.
 
 use super::{Dialect, ENTRIES_TABLE};
-use crate::store::{ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+use crate::store::{IdRange, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+
+/// `id` within `range`, its bounds spelt out and an open end left out: MariaDB builds a view
+/// whose id is an unsigned column for far more rows than `BETWEEN -9223372036854775808 AND …`
+/// holds (1.4 s against 0.18 s for the first 50,000 of the guide's WordPress view at 1M
+/// posts), where `<= …` is pushed into it as any range is. Rows no range holds (a NULL id, one
+/// beyond 64 bits) are left out, as by the bound statements.
+pub(super) fn id_within(id: &str, range: IdRange) -> String {
+    match (range.first == i64::MIN, range.last == i64::MAX) {
+        (true, true) => format!("{id} <= {}", i64::MAX),
+        (true, false) => format!("{id} <= {}", range.last),
+        (false, true) => format!("{id} BETWEEN {} AND {}", range.first, i64::MAX),
+        (false, false) => format!("{id} BETWEEN {} AND {}", range.first, range.last),
+    }
+}
 
 /// Statements that name the source (or read many rows), built once per source.
 pub(super) struct Reads {
@@ -14,7 +28,7 @@ pub(super) struct Reads {
     /// Whether the source is the built-in table (indexed by id: keyset reads are bounded).
     pub(super) built_in: bool,
     /// [`Reads::range`] with its bounds spelt out (see [`Dialect::RANGES_AS_LITERALS`]): the
-    /// text before the bounds; `None` where they are bound as parameters.
+    /// text before [`id_within`]; `None` where they are bound as parameters.
     pub(super) range_literal: Option<String>,
     /// [`Reads::recent_in`] likewise.
     pub(super) recent_in_literal: Option<String>,
@@ -94,10 +108,10 @@ impl Reads {
             source: DB::quote(source),
             name: source.to_string(),
             built_in,
-            range_literal: literal(format!("{select} WHERE src.id BETWEEN ")),
+            range_literal: literal(format!("{select} WHERE ")),
             recent_key: key.clone(),
             recent_in_literal: literal(format!(
-                "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL AND src.id BETWEEN "
+                "{select} WHERE src.lastmod IS NOT NULL AND {key} IS NOT NULL AND "
             )),
             range: sql(format!("{select} WHERE src.id BETWEEN ? AND ? ORDER BY src.id")),
             chunk: sql(format!(

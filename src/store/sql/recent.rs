@@ -30,9 +30,8 @@ impl_sql! {
         let rows = match &self.reads.recent_in_literal {
             Some(head) => {
                 let sql = format!(
-                    "{head}{} AND {} ORDER BY {} DESC, src.id DESC LIMIT {limit}",
-                    range.first,
-                    range.last,
+                    "{head}{} ORDER BY {} DESC, src.id DESC LIMIT {limit}",
+                    super::reads::id_within("src.id", range),
                     self.reads.recent_key
                 );
                 sqlx::query::<DB>(&sql).persistent(false).fetch_all(&self.pool).await?

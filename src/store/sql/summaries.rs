@@ -9,7 +9,9 @@
 use futures::{StreamExt, TryStreamExt};
 use sqlx::Row;
 
-use super::super::{IdRange, StoreError, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE};
+use super::super::{
+    IdRange, StoreError, SummaryPace, ALTERNATES_TABLE, IMAGES_TABLE, VIDEOS_TABLE,
+};
 use super::{impl_sql, Dialect};
 
 /// Files summarised at once, where the pool has room.
@@ -102,14 +104,14 @@ pub(in crate::store) fn file_ranges(thresholds: &[i64]) -> Vec<IdRange> {
 impl_sql! {
     /// Each file's summary, for files cut at `thresholds` (one more file than thresholds); an
     /// empty text for a file with no rows. `None` where the database cannot summarise.
-    pub async fn file_summaries(&self, thresholds: &[i64]) -> Result<Option<Vec<String>>, StoreError> {
+    pub async fn file_summaries(&self, thresholds: &[i64], pace: SummaryPace) -> Result<Option<Vec<String>>, StoreError> {
         if !DB::SUMMARISES {
             return Ok(None);
         }
         // Two files at a time where the pool has room: the database summarises on two cores.
-        let at_once = match self.pool.options().get_max_connections() {
-            0..=3 => 1,
-            _ => SUMMARIES_AT_ONCE,
+        let at_once = match (pace, self.pool.options().get_max_connections()) {
+            (SummaryPace::Gentle, _) | (_, 0..=3) => 1,
+            (SummaryPace::Quick, _) => SUMMARIES_AT_ONCE,
         };
         let extension_tables = self.has_extension_tables().await?;
         let summaries = futures::stream::iter(file_ranges(thresholds))
