@@ -244,7 +244,7 @@ async fn other_and_crawlers_without_a_method_are_recorded_at_once_as_unverified(
     let db = TestDb::new().await;
     db.migrate().await;
     db.insert(&[(1, "/a")]).await;
-    let app = spawn_app(&db.url, &[]).await;
+    let app = spawn_app(&db.url, &[("CRAWLER_VERIFY", "on")]).await;
     let admin = status_page(&app).await;
     let base = base(&app);
     assert_eq!(
