@@ -136,6 +136,9 @@ pub fn run() -> i32 {
             Command::Import { file } => commands::import(&config, &file).await,
         }
     });
+    // A name lookup still waiting for a DNS server that does not answer (an IP-range list's
+    // host, off the internet) runs on the blocking pool: it must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match result {
         Ok(code) => code,
         Err(e) => {
