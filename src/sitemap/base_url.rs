@@ -32,6 +32,12 @@ impl BaseUrl {
         Ok(Self(url))
     }
 
+    /// Scheme, host and port as the URL is written (`https://www.example.com`): what every
+    /// URL under it starts with.
+    pub fn origin_text(&self) -> &str {
+        &self.0[..url::Position::BeforePath]
+    }
+
     pub fn url(&self) -> &Url {
         &self.0
     }

@@ -23,9 +23,37 @@ impl Loc {
     /// A value starting with `/` is resolved against the base URL as RFC 3986 says (so `/a`
     /// under `https://e.com/shop/` is `https://e.com/a`, which lies outside the base).
     pub fn parse(raw: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
+        match plain_path(raw, base) {
+            Some(path) => Self::on_base_origin(path, base),
+            None => Self::parse_url(raw, base),
+        }
+    }
+
+    /// [`Loc::parse`] through the URL parser, whatever the value.
+    fn parse_url(raw: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
         let url = parse_absolute(raw, base)?;
         check_scope(&url, base)?;
         Self::finish(&url)
+    }
+
+    /// The base's origin followed by `path`, a [`plain_path`]: what the URL parser makes of it,
+    /// checked in the same order.
+    fn on_base_origin(path: &str, base: &BaseUrl) -> Result<Self, SkipReason> {
+        if !path.starts_with(base.path()) {
+            return Err(SkipReason::OutOfScope);
+        }
+        let origin = base.origin_text();
+        let beyond_ascii = path.bytes().filter(|b| !b.is_ascii()).count();
+        if origin.len() + path.len() + 2 * beyond_ascii > MAX_LOC_CHARS {
+            return Err(SkipReason::TooLong);
+        }
+        let mut text = String::with_capacity(origin.len() + path.len() + 2 * beyond_ascii);
+        text.push_str(origin);
+        match beyond_ascii {
+            0 => text.push_str(path),
+            _ => percent_encode_beyond_ascii(path, &mut text),
+        }
+        Ok(Self(text))
     }
 
     /// Like [`Loc::parse`], but the URL may be on any http(s) host: the target of an alternate
@@ -69,6 +97,47 @@ impl Loc {
 /// The XML 1.0 `Char` production; Rust strings cannot hold surrogates.
 pub fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// The usual row's `loc` without parsing: a path, or a URL on the base's origin written as the
+/// base writes it, made only of characters URL parsing keeps as they are (no `%`, no space,
+/// no quote, no backslash, no `#`) or encodes as UTF-8 (beyond ASCII, neither a control nor
+/// what XML cannot carry), holding no `.` or `..` segment. Such a value resolves to the base's
+/// origin followed by the path, its characters beyond ASCII percent-encoded, byte for byte as
+/// the parser makes it; `None` sends anything else through the URL parser. A render spends
+/// about a sixth of its reading in that parser otherwise.
+fn plain_path<'a>(raw: &'a str, base: &BaseUrl) -> Option<&'a str> {
+    let path = raw.strip_prefix(base.origin_text()).unwrap_or(raw);
+    let bytes = path.as_bytes();
+    if bytes.first() != Some(&b'/') || bytes.get(1) == Some(&b'/') {
+        return None;
+    }
+    let kept = |b: &u8| b.is_ascii_alphanumeric() || b"-._~/!$&()*+,;=:@?".contains(b);
+    if !bytes.iter().all(|b| !b.is_ascii() || kept(b)) {
+        return None;
+    }
+    let encodable = |c: char| c.is_ascii() || (is_xml_char(c) && !c.is_control());
+    if !bytes.is_ascii() && !path.chars().all(encodable) {
+        return None;
+    }
+    let before_query = path.split('?').next().unwrap_or(path);
+    let dot_segment = before_query.split('/').any(|s| s == "." || s == "..");
+    (!dot_segment).then_some(path)
+}
+
+/// `path` onto `out`, each byte of a character beyond ASCII as `%XX` (upper-case hex, as the
+/// URL parser writes it).
+fn percent_encode_beyond_ascii(path: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in path.bytes() {
+        if b.is_ascii() {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+    }
 }
 
 /// Trims, refuses what XML or a URL cannot carry, and parses (a path against the base).
@@ -182,6 +251,72 @@ mod tests {
 
     fn loc(raw: &str) -> Result<String, SkipReason> {
         Loc::parse(raw, &base("https://www.example.com/")).map(|l| l.0)
+    }
+
+    /// The way around the parser gives what the parser gives, for values made of the
+    /// characters it treats specially: tens of thousands of them, under two bases.
+    #[test]
+    fn plain_paths_resolve_as_the_url_parser_resolves_them() {
+        let long = "long-segment/".repeat(40);
+        let pieces = [
+            &long,
+            "/",
+            "/",
+            "a",
+            "Z9",
+            ".",
+            "..",
+            "?",
+            "&",
+            "=",
+            "-_~",
+            "!$()*+,;:@",
+            "%41",
+            "%",
+            "'",
+            "#",
+            " ",
+            "\\",
+            "é",
+            "製品",
+            "\u{85}",
+            "\u{FFFE}",
+            "\u{1F600}",
+            "\u{2028}",
+            "|",
+            "^",
+            "`",
+            "{",
+            "//",
+            "https://www.example.com",
+            "https://www.example.com:8080",
+            "http://www.example.com",
+            "/shop",
+            "/shop/",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let bases = [
+            base("https://www.example.com/"),
+            base("https://www.example.com/shop/"),
+        ];
+        let mut plain = 0;
+        for _ in 0..40_000 {
+            let length = 1 + next(8);
+            let raw: String = (0..length).map(|_| pieces[next(pieces.len())]).collect();
+            for base in &bases {
+                let fast = Loc::parse(&raw, base);
+                let slow = Loc::parse_url(&raw, base);
+                assert_eq!(fast, slow, "{raw:?} under {}", base.as_str());
+                plain += usize::from(plain_path(&raw, base).is_some());
+            }
+        }
+        assert!(plain > 2_000, "only {plain} values took the plain way");
     }
 
     #[test]

@@ -70,15 +70,24 @@ impl Quiet {
         *lock(&self.measured_from) = None;
     }
 
-    /// Whether the files measured with no summary can take the summaries read after `look`
+    /// Whether the files measured with no summary may take the summaries read after `look`
     /// without being read again: no table behind the source was written since the sweep that
-    /// measured them began. (A view that reads the clock could change unseen meanwhile; a
-    /// render that meets other rows than were measured reports the file stale.)
+    /// measured them began. Confirmed once the summaries are read ([`Quiet::still_unwritten`]).
+    /// (A view that reads the clock could change unseen meanwhile; a render that meets other
+    /// rows than were measured reports the file stale.)
     pub(super) fn adoptable(&self, look: &Look) -> bool {
-        match (&look.stamp, *lock(&self.measured_from)) {
-            (Some(now), Some(earlier)) => now.unchanged_since(&earlier),
-            _ => false,
-        }
+        look.stamp.is_some_and(|now| self.unwritten_at(now))
+    }
+
+    /// Whether, read now, after the summaries, the stamp still says no table was written since
+    /// the files were measured: a write during the pass could be in some summaries and not in
+    /// the files' bytes.
+    pub(super) async fn still_unwritten(&self, store: &Store) -> bool {
+        matches!(store.source_stamp().await, Ok(Some(now)) if self.unwritten_at(now))
+    }
+
+    fn unwritten_at(&self, now: SourceStamp) -> bool {
+        lock(&self.measured_from).is_some_and(|earlier| now.unchanged_since(&earlier))
     }
 
     /// A sweep that started from `look` completed: its stamp is where the files now are.

@@ -389,58 +389,6 @@ async fn a_change_behind_a_watched_view_shows_without_waiting_for_the_refresh() 
     assert!(said.contains("cms_sitemap: watching cms_pages"), "{said}");
 }
 
-/// After a first sweep the files have no summary: when no table behind the view was written
-/// since that sweep began, the summaries the next refresh reads are the files' own, and no file
-/// is read a second time.
-#[tokio::test]
-async fn the_files_of_a_first_sweep_take_their_summaries_without_being_read_again() {
-    let db = TestDb::on(Backend::MariaDb).await;
-    db.migrate().await;
-    db.exec(
-        "CREATE TABLE cms_pages (page_id bigint PRIMARY KEY, path varchar(200) NOT NULL);
-         INSERT INTO cms_pages SELECT seq, CONCAT('/page/', seq) FROM seq_1_to_30;
-         CREATE VIEW cms_sitemap AS SELECT page_id AS id, path AS loc, NULL AS lastmod,
-           NULL AS changefreq, NULL AS priority FROM cms_pages;",
-    )
-    .await;
-    // The server stamps a table's last write to the second: one written in the second the
-    // first sweep begins could be written again unseen, and its files would be read again.
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let vars = [
-        ("SITEMAP_SOURCE", "cms_sitemap"),
-        ("SITEMAP_PAGE_SIZE", "10"),
-        ("SITEMAP_REFRESH_SECS", "1"),
-    ];
-    let app = spawn_app(&db.url, &vars).await;
-    let counts = || async {
-        (
-            app.metric("sitemapd_quiet_refreshes_total").await,
-            app.metric("sitemapd_files_measured_total").await,
-            app.metric("sitemapd_summary_checks_total").await,
-        )
-    };
-    let (_, measured, checks) =
-        eventually("a quiet refresh", counts, |(quiet, _, _)| *quiet >= 1.0).await;
-    // The first sweep reads one file (all ids), which it splits in three.
-    assert_eq!(measured, 1.0, "no file read after the first sweep");
-    assert_eq!(checks, 1.0, "one pass of summaries");
-    assert_eq!(app.get("/sitemap_index.xml").await.status(), 200);
-
-    // The summaries taken are the files' own: a change to one reads that one alone.
-    let before = app.get("/sitemap-3.txt").await.text().await.unwrap();
-    db.exec("UPDATE cms_pages SET path = '/page/25-renamed' WHERE page_id = 25")
-        .await;
-    let after = eventually(
-        "the renamed page in its file",
-        || async { app.get("/sitemap-3.txt").await.text().await.unwrap() },
-        |body| body.contains("/page/25-renamed\n"),
-    )
-    .await;
-    assert_ne!(after, before);
-    let (_, now, _) = counts().await;
-    assert_eq!(now, measured + 1.0, "only the changed file was read");
-}
-
 /// A view MariaDB cannot report changes of: each refresh asks when its tables last changed;
 /// when they did, the database summarises every file (count and hash of its rows), and only
 /// files whose summary moved are read again.

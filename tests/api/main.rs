@@ -24,6 +24,7 @@ mod exposure;
 mod extensions;
 mod feed_checks;
 mod feeds;
+mod first_summaries;
 mod groups;
 mod helpers;
 mod hostile;

@@ -52,6 +52,15 @@ pub enum Held {
 }
 
 impl Held {
+    /// Runs `sql` on the connection holding the lock (a write to the locked table).
+    pub async fn exec(&mut self, sql: &str) {
+        let done = match self {
+            Held::Postgres(conn) => sqlx::raw_sql(sql).execute(&mut **conn).await.map(drop),
+            Held::MariaDb(conn) => sqlx::raw_sql(sql).execute(&mut **conn).await.map(drop),
+        };
+        done.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     pub async fn release(self) {
         let released = match self {
             Held::Postgres(mut conn) => sqlx::raw_sql("COMMIT").execute(&mut *conn).await.map(drop),
