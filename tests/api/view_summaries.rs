@@ -1,7 +1,9 @@
-//! A MariaDB view's first sweep measures its files before any summary of them exists: the next
-//! refresh keeps the summaries it reads when no table behind the view was written since that
-//! sweep began, rather than reading every file again, and reads the files again when one was
-//! written while it summarised.
+//! A MariaDB view nothing can watch is kept current by the database's own records: each refresh
+//! reads the commit times of the tables behind it, and only when they moved summarises every
+//! file (count and hash of its rows) and reads the files whose summary moved. A first sweep
+//! measures its files before any summary of them exists: the next refresh keeps the summaries it
+//! reads when no table was written since that sweep began, rather than reading every file again,
+//! and reads the files again when one was written while it summarised.
 
 use crate::helpers::*;
 
@@ -29,6 +31,15 @@ async fn thirty_pages_in_three_files() -> (TestDb, TestApp) {
     (db, app)
 }
 
+/// Refreshes that read nothing, files read, and passes of summaries, so far.
+async fn refresh_counts(app: &TestApp) -> (f64, f64, f64) {
+    (
+        app.metric("sitemapd_quiet_refreshes_total").await,
+        app.metric("sitemapd_files_measured_total").await,
+        app.metric("sitemapd_summary_checks_total").await,
+    )
+}
+
 async fn page_3(app: &TestApp) -> String {
     app.get("/sitemap-3.txt").await.text().await.unwrap()
 }
@@ -39,13 +50,7 @@ async fn page_3(app: &TestApp) -> String {
 #[tokio::test]
 async fn the_files_of_a_first_sweep_take_their_summaries_without_being_read_again() {
     let (db, app) = thirty_pages_in_three_files().await;
-    let counts = || async {
-        (
-            app.metric("sitemapd_quiet_refreshes_total").await,
-            app.metric("sitemapd_files_measured_total").await,
-            app.metric("sitemapd_summary_checks_total").await,
-        )
-    };
+    let counts = || refresh_counts(&app);
     let (_, measured, checks) =
         eventually("a quiet refresh", counts, |(quiet, _, _)| *quiet >= 1.0).await;
     // The first sweep reads one file (all ids), which it splits in three.
@@ -101,4 +106,42 @@ async fn a_write_while_the_first_summaries_are_read_is_not_lost() {
     );
     let body = page_3(&app).await;
     assert!(body.contains("/page/25-renamed\n"), "{body}");
+}
+
+/// A view MariaDB cannot report changes of: each refresh asks when its tables last changed;
+/// when they did, the database summarises every file (count and hash of its rows), and only
+/// files whose summary moved are read again.
+#[tokio::test]
+async fn an_idle_refresh_of_an_unwatched_view_reads_no_file_and_a_change_reads_one() {
+    let (db, app) = thirty_pages_in_three_files().await;
+    let counts = || refresh_counts(&app);
+    // The files split on the first sweep get their summaries on the next; then refreshes are
+    // quiet: the tables have not changed.
+    let (quiet, measured, checks) =
+        eventually("a quiet refresh", counts, |(quiet, _, _)| *quiet >= 1.0).await;
+    let (_, idle, idle_checks) = eventually("two more refreshes", counts, |(now, _, _)| {
+        *now >= quiet + 2.0
+    })
+    .await;
+    assert_eq!(idle, measured, "idle refreshes read no file");
+    assert_eq!(idle_checks, checks, "idle refreshes summarise no file");
+
+    let etag = |path: &'static str| {
+        let app = &app;
+        async move {
+            let resp = app.client.head(app.url(path)).send().await.unwrap();
+            header(&resp, "etag").to_string()
+        }
+    };
+    let before = etag("/sitemap-2.xml.gz").await;
+    db.exec("UPDATE cms_pages SET path = '/page/15-renamed' WHERE page_id = 15")
+        .await;
+    eventually(
+        "the renamed page's file with a new ETag",
+        || etag("/sitemap-2.xml.gz"),
+        |now| *now != before,
+    )
+    .await;
+    let (_, after, _) = counts().await;
+    assert_eq!(after, idle + 1.0, "only the changed file was read");
 }
