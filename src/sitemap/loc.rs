@@ -128,16 +128,21 @@ fn plain_path<'a>(raw: &'a str, base: &BaseUrl) -> Option<&'a str> {
 /// `path` onto `out`, each byte of a character beyond ASCII as `%XX` (upper-case hex, as the
 /// URL parser writes it).
 fn percent_encode_beyond_ascii(path: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in path.bytes() {
         if b.is_ascii() {
             out.push(b as char);
         } else {
-            out.push('%');
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 15) as usize] as char);
+            push_percent_encoded(out, b);
         }
     }
+}
+
+/// `%XX` of `b`, upper-case hex, as the URL parser writes an escape.
+fn push_percent_encoded(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('%');
+    out.push(HEX[(b >> 4) as usize] as char);
+    out.push(HEX[(b & 15) as usize] as char);
 }
 
 /// Trims, refuses what XML or a URL cannot carry, and parses (a path against the base).
@@ -228,10 +233,7 @@ fn encode_strictly(serialized: &str) -> String {
         if keep((i, b)) {
             out.push(b as char);
         } else {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            out.push('%');
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 15) as usize] as char);
+            push_percent_encoded(&mut out, b);
         }
     }
     out

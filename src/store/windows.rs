@@ -49,7 +49,8 @@ impl Windows {
     /// Windows whose rows are streamed: the rest of the range goes in one window once it spans
     /// fewer than four targets' ids, sparing statements.
     pub(super) fn new(range: IdRange, target: i64) -> Self {
-        Self::with_tail(range, target, target.max(1).saturating_mul(4))
+        let target = target.max(1);
+        Self::with_tail(range, target, target.saturating_mul(4))
     }
 
     /// Windows each read whole before its rows go on: the last one spans at most one and a
@@ -60,12 +61,13 @@ impl Windows {
         Self::with_tail(range, target, target.saturating_add(target / 2))
     }
 
+    /// `target` at least 1.
     fn with_tail(range: IdRange, target: i64, whole_tail: i64) -> Self {
         Self {
             range,
-            target: target.max(1),
+            target,
             next: (range.first <= range.last).then_some(range.first),
-            width: target.max(1),
+            width: target,
             sized_by_previous: false,
             whole_tail,
         }

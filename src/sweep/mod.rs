@@ -13,6 +13,7 @@
 //! every restart answers with the same ETag and Last-Modified.
 
 mod announce;
+mod changed;
 mod compact;
 mod feeds;
 pub mod lease;
@@ -38,8 +39,9 @@ use crate::site::{
     SETTINGS_FILE,
 };
 use crate::sitemap::Fingerprint;
-use crate::store::{Change, Logged, SavedState, StoreError, SummaryPace};
+use crate::store::{Change, Logged, SavedState, StoreError};
 pub use announce::register_removed_reader;
+use changed::Changed;
 use measure::{apply_scan, Measure};
 use settle::{Proposal, WholeFile};
 
@@ -251,45 +253,33 @@ impl Sweeper {
         };
         for _attempt in 0..SWEEP_TRIES {
             let current = self.group.snapshot();
-            let adopt = look.as_ref().is_some_and(|look| self.quiet.adoptable(look));
-            let Changed {
-                files,
-                adopted,
-                summaries,
-            } = match change {
+            let changed = match change {
                 Change::Ids(range) => Changed::only(current.layout.overlapping(range)),
-                Change::Everything => self.changed_files(&current.layout, adopt).await?,
+                Change::Everything => self.changed_files(&current.layout, look.as_ref()).await?,
             };
+            let files = &changed.files;
             let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
             // Read each sweep: a title can change in a view without any file changing.
             let llms = llms::read(&self.group).await?;
             let llms_same = llms::unchanged(llms.as_ref(), current.llms.as_ref());
-            if files.is_empty()
-                && adopted.is_empty()
-                && summaries.is_some()
-                && feeds_known
-                && llms_same
-            {
+            if changed.is_nothing() && feeds_known && llms_same {
                 // The database says no file's rows changed: nothing to read or save.
                 completed(self);
                 return Ok(());
             }
             self.metrics.files_measured.inc_by(files.len() as u64);
             let scanned = Measure::of(&self.group, news_at)
-                .scan(&current.layout, &files)
+                .scan(&current.layout, files)
                 .await?;
             let now = Utc::now().timestamp();
             let mut measured = apply_scan(&current.layout, scanned, &self.group.style, now);
             let reread = feeds::Reread {
                 before: &current.layout,
-                files: &files,
+                files,
                 after: &measured,
             };
             let feeds = feeds::read(&self.group, current.feeds.as_ref(), reread).await?;
-            if let Some(summaries) = &summaries {
-                keep_summaries(&mut measured, &current.layout, &files, summaries);
-                keep_summaries(&mut measured, &current.layout, &adopted, summaries);
-            }
+            changed.keep_summaries(&mut measured, &current.layout);
             let measured = self.compact(measured, news_at, now).await?;
             let mut whole_files = vec![
                 WholeFile {
@@ -349,7 +339,7 @@ impl Sweeper {
                     announce::left_view(
                         &self.group,
                         &self.notifier,
-                        (&current.layout, &files),
+                        (&current.layout, files),
                         &self.listed_known,
                     )
                     .await;
@@ -377,56 +367,6 @@ impl Sweeper {
             }
         }
         Err(SweepError::Contended(SWEEP_TRIES))
-    }
-
-    /// The files whose rows the database summarises differently than when they were measured
-    /// (under this configuration), with every file's summary now; every file where the
-    /// database cannot summarise. With `adopt` (see [`quiet::Quiet::adoptable`]), files
-    /// measured with no summary take the one read now instead of being read again.
-    async fn changed_files(&self, layout: &Layout, adopt: bool) -> Result<Changed, StoreError> {
-        let every_file = || Changed::only(layout.indexes().collect());
-        if self.group.news.is_some() {
-            // A summary cannot see articles age out of the window.
-            return Ok(every_file());
-        }
-        if self.group.readiness() == Readiness::FirstSweep {
-            // Nothing to compare with, and one file holding every id: its summary would be one
-            // statement over the whole source.
-            return Ok(every_file());
-        }
-        // A pass that only takes first summaries leaves the database a core for the renders.
-        let pace = match adopt && layout.pages().iter().all(|p| p.summary.is_none()) {
-            true => SummaryPace::Gentle,
-            false => SummaryPace::Quick,
-        };
-        let Some(summaries) = self
-            .group
-            .store
-            .file_summaries(&layout.thresholds(), pace)
-            .await?
-        else {
-            return Ok(every_file());
-        };
-        self.metrics.summary_checks.inc();
-        let adopt = adopt && self.quiet.still_unwritten(&self.group.store).await;
-        let settings = self.group.settings.fingerprint.hex();
-        let summaries: Vec<String> = summaries
-            .iter()
-            .map(|s| format!("{settings} {s}"))
-            .collect();
-        let (mut files, mut adopted) = (Vec::new(), Vec::new());
-        for (i, (page, now)) in layout.pages().iter().zip(&summaries).enumerate() {
-            match &page.summary {
-                Some(then) if then == now => {}
-                None if adopt => adopted.push(i),
-                _ => files.push(i),
-            }
-        }
-        Ok(Changed {
-            files,
-            adopted,
-            summaries: Some(summaries),
-        })
     }
 
     /// Merges neighbouring files that fit in one (see [`compact`]) and measures the merged ones.
@@ -511,38 +451,6 @@ pub(super) fn made_under(stored: &SavedState, group: &Group) -> bool {
     stored
         .file(SETTINGS_FILE)
         .is_some_and(|f| f.fingerprint == group.settings.fingerprint)
-}
-
-/// What a sweep reads: the files a change may have touched, and those that only take the
-/// summary read now (see [`quiet::Quiet::adoptable`]).
-struct Changed {
-    files: Vec<usize>,
-    adopted: Vec<usize>,
-    /// Every file's summary, read before any file was measured; `None` when not read.
-    summaries: Option<Vec<String>>,
-}
-
-impl Changed {
-    fn only(files: Vec<usize>) -> Self {
-        Self {
-            files,
-            adopted: Vec::new(),
-            summaries: None,
-        }
-    }
-}
-
-/// Gives each measured file that kept its id range the summary taken before it was measured:
-/// rows changed since then make the next summary differ, so no change is missed.
-fn keep_summaries(measured: &mut Layout, before: &Layout, files: &[usize], summaries: &[String]) {
-    for &i in files {
-        let Some((j, _)) = measured.find(before.pages()[i].no) else {
-            continue;
-        };
-        if measured.range(j) == before.range(i) {
-            measured.pages_mut()[j].summary = summaries.get(i).cloned();
-        }
-    }
 }
 
 /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.

@@ -59,9 +59,7 @@ impl Quiet {
 
     /// A full sweep that started from `look` saved what it measured.
     pub(super) fn measured(&self, look: &Look) {
-        if !look.nothing_changed {
-            *lock(&self.measured_from) = look.stamp;
-        }
+        *lock(&self.measured_from) = look.stamp;
     }
 
     /// Files were installed from the store (another replica's, or an earlier process's): when

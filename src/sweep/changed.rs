@@ -1,0 +1,109 @@
+//! Which files a sweep reads: those a logged change overlaps, or, for a full sweep, those whose
+//! summary (count and hash of their rows, computed by the database) moved since they were
+//! measured; and which files only take the summary just read, when the source's stamps say
+//! their rows are the ones they were measured from (see [`super::quiet`]).
+
+use super::quiet::Look;
+use super::Sweeper;
+use crate::site::{Layout, Readiness};
+use crate::store::{StoreError, SummaryPace};
+
+/// What a sweep reads: the files a change may have touched, and those that only take the
+/// summary read now (see [`super::quiet::Quiet::adoptable`]).
+pub(super) struct Changed {
+    pub(super) files: Vec<usize>,
+    pub(super) adopted: Vec<usize>,
+    /// Every file's summary, read before any file was measured; `None` when not read.
+    pub(super) summaries: Option<Vec<String>>,
+}
+
+impl Changed {
+    /// `files`, with no summary read.
+    pub(super) fn only(files: Vec<usize>) -> Self {
+        Self {
+            files,
+            adopted: Vec::new(),
+            summaries: None,
+        }
+    }
+
+    /// Whether the database said no file's rows changed: there is nothing to read or save.
+    pub(super) fn is_nothing(&self) -> bool {
+        self.files.is_empty() && self.adopted.is_empty() && self.summaries.is_some()
+    }
+
+    /// Gives each measured or adopted file that kept its id range the summary taken before it
+    /// was measured: rows changed since then make the next summary differ, so no change is
+    /// missed.
+    pub(super) fn keep_summaries(&self, measured: &mut Layout, before: &Layout) {
+        let Some(summaries) = &self.summaries else {
+            return;
+        };
+        for &i in self.files.iter().chain(&self.adopted) {
+            let Some((j, _)) = measured.find(before.pages()[i].no) else {
+                continue;
+            };
+            if measured.range(j) == before.range(i) {
+                measured.pages_mut()[j].summary = summaries.get(i).cloned();
+            }
+        }
+    }
+}
+
+impl Sweeper {
+    /// The files whose rows the database summarises differently than when they were measured
+    /// (under this configuration), with every file's summary now; every file where the
+    /// database cannot summarise. When `look` finds the files measured with no summary still
+    /// describing the source ([`super::quiet::Quiet::adoptable`]), they take the summary read
+    /// now instead of being read again.
+    pub(super) async fn changed_files(
+        &self,
+        layout: &Layout,
+        look: Option<&Look>,
+    ) -> Result<Changed, StoreError> {
+        let every_file = || Changed::only(layout.indexes().collect());
+        if self.group.news.is_some() {
+            // A summary cannot see articles age out of the window.
+            return Ok(every_file());
+        }
+        if self.group.readiness() == Readiness::FirstSweep {
+            // Nothing to compare with, and one file holding every id: its summary would be one
+            // statement over the whole source.
+            return Ok(every_file());
+        }
+        let adopt = look.is_some_and(|look| self.quiet.adoptable(look));
+        // A pass that only takes first summaries leaves the database a core for the renders.
+        let pace = match adopt && layout.pages().iter().all(|p| p.summary.is_none()) {
+            true => SummaryPace::Gentle,
+            false => SummaryPace::Quick,
+        };
+        let Some(summaries) = self
+            .group
+            .store
+            .file_summaries(&layout.thresholds(), pace)
+            .await?
+        else {
+            return Ok(every_file());
+        };
+        self.metrics.summary_checks.inc();
+        let adopt = adopt && self.quiet.still_unwritten(&self.group.store).await;
+        let settings = self.group.settings.fingerprint.hex();
+        let summaries: Vec<String> = summaries
+            .iter()
+            .map(|s| format!("{settings} {s}"))
+            .collect();
+        let (mut files, mut adopted) = (Vec::new(), Vec::new());
+        for (i, (page, now)) in layout.pages().iter().zip(&summaries).enumerate() {
+            match &page.summary {
+                Some(then) if then == now => {}
+                None if adopt => adopted.push(i),
+                _ => files.push(i),
+            }
+        }
+        Ok(Changed {
+            files,
+            adopted,
+            summaries: Some(summaries),
+        })
+    }
+}
