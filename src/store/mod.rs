@@ -258,13 +258,18 @@ impl Store {
         }
     }
 
-    /// What the database says of the last change to the tables behind the source, where it
+    /// What the database says of the last change to the tables behind the source, and to the
+    /// extension tables when `with_extensions` (a group that merges their rows in), where it
     /// keeps that (MySQL/MariaDB: see `mysql/stamp.rs`) and the source is not the built-in
     /// table (whose changes its triggers log); `None` elsewhere.
-    pub async fn source_stamp(&self) -> Result<Option<SourceStamp>, StoreError> {
+    pub async fn source_stamp(
+        &self,
+        with_extensions: bool,
+    ) -> Result<Option<SourceStamp>, StoreError> {
         match &self.source {
             Backend::Mysql(s) if !s.reads_built_in() => {
-                self.read_source(|| async { s.source_stamp().await }).await
+                self.read_source(|| async { s.source_stamp(with_extensions).await })
+                    .await
             }
             _ => Ok(None),
         }

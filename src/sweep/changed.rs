@@ -86,7 +86,7 @@ impl Sweeper {
             return Ok(every_file());
         };
         self.metrics.summary_checks.inc();
-        let adopt = adopt && self.quiet.still_unwritten(&self.group.store).await;
+        let adopt = adopt && self.quiet.still_unwritten(&self.group).await;
         let settings = self.group.settings.fingerprint.hex();
         let summaries: Vec<String> = summaries
             .iter()

@@ -239,7 +239,7 @@ impl Sweeper {
             change = Change::Everything;
         }
         let look = match (&change, news_at) {
-            (Change::Everything, None) => Some(self.quiet.look(&self.group.store).await),
+            (Change::Everything, None) => Some(self.quiet.look(&self.group).await),
             _ => None,
         };
         if look.as_ref().is_some_and(|look| look.nothing_changed) {

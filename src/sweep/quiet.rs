@@ -12,7 +12,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::store::{SourceStamp, Store};
+use crate::site::Group;
+use crate::store::{SourceStamp, StoreError};
 use crate::sync::lock;
 
 /// The longest a view's files go unsummarised, whatever the stamps say.
@@ -37,8 +38,8 @@ pub(super) struct Look {
 impl Quiet {
     /// Reads the source's stamp. A stamp the server cannot give (or an error reading it)
     /// means: read as before.
-    pub(super) async fn look(&self, store: &Store) -> Look {
-        let stamp = match store.source_stamp().await {
+    pub(super) async fn look(&self, group: &Group) -> Look {
+        let stamp = match stamp_of(group).await {
             Ok(stamp) => stamp,
             Err(e) => {
                 tracing::debug!(error = %crate::error::Chain(&e), "cannot read the source's change stamp");
@@ -80,8 +81,8 @@ impl Quiet {
     /// Whether, read now, after the summaries, the stamp still says no table was written since
     /// the files were measured: a write during the pass could be in some summaries and not in
     /// the files' bytes.
-    pub(super) async fn still_unwritten(&self, store: &Store) -> bool {
-        matches!(store.source_stamp().await, Ok(Some(now)) if self.unwritten_at(now))
+    pub(super) async fn still_unwritten(&self, group: &Group) -> bool {
+        matches!(stamp_of(group).await, Ok(Some(now)) if self.unwritten_at(now))
     }
 
     fn unwritten_at(&self, now: SourceStamp) -> bool {
@@ -97,4 +98,10 @@ impl Quiet {
             (None, false, _) => None,
         };
     }
+}
+
+/// The stamp of every table whose rows `group`'s files hold: its source's, and the extension
+/// tables' when it merges their rows in (an image added changes a file as much as a post).
+async fn stamp_of(group: &Group) -> Result<Option<SourceStamp>, StoreError> {
+    group.store.source_stamp(group.extensions).await
 }

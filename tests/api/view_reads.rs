@@ -1,7 +1,7 @@
 //! Views read in id ranges: a view the engine builds whole for a keyset read (a `UNION ALL`) is
 //! served whole and once, read in windows whatever its ids look like; on MariaDB an idle refresh
-//! reads nothing but the tables' change times, and a change still shows; a view that cannot be
-//! read by id range is named at start.
+//! reads nothing but the tables' change times (the extension tables' too), and a change still
+//! shows; a view that cannot be read by id range is named at start.
 
 use crate::helpers::*;
 
@@ -106,6 +106,43 @@ async fn an_idle_view_on_mariadb_costs_a_look_at_its_tables_and_a_change_still_s
     )
     .await;
     assert!(locs.iter().any(|l| l.ends_with("/renamed/1")));
+}
+
+/// An image added to a view's row changes its file as much as an edit of the row: a refresh that
+/// looks at the commit times of the tables behind the view looks at the extension tables' too.
+#[tokio::test]
+async fn an_image_added_to_a_views_row_is_not_taken_for_a_quiet_refresh_on_mariadb() {
+    let db = TestDb::on(Backend::MariaDb).await;
+    db.migrate().await;
+    db.exec(
+        "CREATE TABLE posts (id INT PRIMARY KEY, slug VARCHAR(50) NOT NULL);
+         INSERT INTO posts VALUES (1, 'hello'), (2, 'news');
+         CREATE VIEW sitemap_posts AS SELECT id, CONCAT('/blog/', slug) AS loc, NULL AS lastmod,
+           NULL AS changefreq, NULL AS priority FROM posts;",
+    )
+    .await;
+    let app = spawn_app(&db.url, &[("SITEMAP_SOURCE", "sitemap_posts")]).await;
+    // Commit times are kept to the second: a sweep a second after the last write leaves a stamp
+    // that a later refresh trusts.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    app.sweep().await;
+    let quiet = "sitemapd_quiet_refreshes_total";
+    let quiet_before = app.metric(quiet).await;
+
+    db.insert_images(&[(1, "https://cdn.example.net/hello.jpg")])
+        .await;
+    app.sweep().await;
+    assert_eq!(
+        app.metric(quiet).await,
+        quiet_before,
+        "a refresh after an image was added read nothing"
+    );
+    let gz = app.get("/sitemap-1.xml.gz").await.bytes().await.unwrap();
+    let xml = String::from_utf8(gunzip(&gz)).unwrap();
+    assert!(
+        xml.contains("<image:loc>https://cdn.example.net/hello.jpg</image:loc>"),
+        "{xml}"
+    );
 }
 
 #[tokio::test]

@@ -206,10 +206,17 @@ impl Sql<MySql> {
         Ok(Self::new(pool, &pooling.first_source, read_only))
     }
 
-    /// What the server says of the last change to the tables behind the source (see
-    /// [`stamp`]); `None` when it cannot say.
-    pub async fn source_stamp(&self) -> Result<Option<super::SourceStamp>, StoreError> {
-        stamp::source_stamp(&self.pool, self.source_name()).await
+    /// What the server says of the last change to the tables behind the source, and to the
+    /// extension tables when `with_extensions` (see [`stamp`]); `None` when it cannot say.
+    pub async fn source_stamp(
+        &self,
+        with_extensions: bool,
+    ) -> Result<Option<super::SourceStamp>, StoreError> {
+        let extensions: &[&str] = match with_extensions {
+            true => &super::sql::EXTENSION_TABLES,
+            false => &[],
+        };
+        stamp::source_stamp(&self.pool, self.source_name(), extensions).await
     }
 
     /// Applies the migrations, then puts the change triggers on the tables they created.

@@ -18,12 +18,14 @@ use super::super::{SourceStamp, StoreError};
 /// Views followed through views at most (a view naming itself cannot loop).
 const MAX_VIEWS: usize = 64;
 
-/// The stamp of `source` (`table`, `view` or `db`.`view`): the definitions of the views it reads
-/// and each base table's last commit time. `None` when the server cannot say (a definition it
-/// hides, or no table found).
+/// The stamp of `source` (`table`, `view` or `db`.`view`) and of the tables `also` names (the
+/// extension tables a group merges in, which no view names): the definitions of the views they
+/// read and each base table's last commit time. `None` when the server cannot say (a
+/// definition it hides, or no table found).
 pub(super) async fn source_stamp(
     pool: &MySqlPool,
     source: &str,
+    also: &[&str],
 ) -> Result<Option<SourceStamp>, StoreError> {
     let mut conn = pool.acquire().await?;
     // MySQL 8 caches these columns for a day unless told not to; MariaDB has no such cache.
@@ -33,7 +35,10 @@ pub(super) async fn source_stamp(
     let schema: String = sqlx::query_scalar("SELECT CAST(DATABASE() AS CHAR)")
         .fetch_one(&mut *conn)
         .await?;
-    let mut pending: VecDeque<(String, String)> = VecDeque::from([split(source, &schema)]);
+    let mut pending: VecDeque<(String, String)> = std::iter::once(source)
+        .chain(also.iter().copied())
+        .map(|name| split(name, &schema))
+        .collect();
     let mut seen = BTreeSet::new();
     let mut views = BTreeMap::new();
     let mut tables = BTreeMap::new();

@@ -11,7 +11,8 @@ use crate::sitemap::rich::RawVideo;
 use crate::sitemap::Namespaces;
 
 /// The extension tables, as our migrations name them.
-const EXTENSION_TABLES: [&str; 3] = ["sitemap_alternates", "sitemap_images", "sitemap_videos"];
+pub(crate) const EXTENSION_TABLES: [&str; 3] =
+    ["sitemap_alternates", "sitemap_images", "sitemap_videos"];
 
 impl_sql! {
     /// Whether the database has every table of `names` (asked of its catalogue: a statement

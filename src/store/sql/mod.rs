@@ -7,6 +7,7 @@
 mod change_log;
 mod crawls;
 mod extensions;
+pub(crate) use extensions::EXTENSION_TABLES;
 mod import;
 mod lease;
 mod listed;
