@@ -26,23 +26,30 @@ pub struct GroupReport {
     pub warnings: Vec<Warning>,
 }
 
-/// One audit at a time: each holds every URL of a group in memory while it reads.
-static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// The audits of one status page, one at a time: each holds every URL of a group in memory
+/// while it reads.
+pub struct Audits(tokio::sync::Semaphore);
 
-/// Reads every row of every group of `site` and reports what the audit finds; `None` while
-/// another audit runs.
-pub async fn run(site: &Site) -> Result<Option<SiteAudit>, StoreError> {
-    let Ok(_one_at_a_time) = RUNNING.try_acquire() else {
-        return Ok(None);
-    };
-    let mut groups = Vec::with_capacity(site.groups.len());
-    for group in &site.groups {
-        groups.push(group_report(group).await?);
+impl Audits {
+    pub fn one_at_a_time() -> Self {
+        Self(tokio::sync::Semaphore::new(1))
     }
-    Ok(Some(SiteAudit {
-        site: site.key.clone(),
-        groups,
-    }))
+
+    /// Reads every row of every group of `site` and reports what the audit finds; `None` while
+    /// another audit runs.
+    pub async fn run(&self, site: &Site) -> Result<Option<SiteAudit>, StoreError> {
+        let Ok(_one_at_a_time) = self.0.try_acquire() else {
+            return Ok(None);
+        };
+        let mut groups = Vec::with_capacity(site.groups.len());
+        for group in &site.groups {
+            groups.push(group_report(group).await?);
+        }
+        Ok(Some(SiteAudit {
+            site: site.key.clone(),
+            groups,
+        }))
+    }
 }
 
 async fn group_report(group: &Group) -> Result<GroupReport, StoreError> {

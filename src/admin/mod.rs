@@ -31,17 +31,27 @@ const AUDIT_TEMPLATE: &str = include_str!("../../templates/status-audit.html");
 
 /// The status page's routes, over the same state the public side serves from.
 pub fn router(app: AppState) -> Router {
-    let templates = Arc::new(templates());
+    let state = AdminState {
+        app,
+        templates: Arc::new(templates()),
+        audits: Arc::new(audit::Audits::one_at_a_time()),
+    };
     Router::new()
         .route("/", get(page))
         .route("/status.json", get(json))
         .route("/file", get(file_page))
         .route("/audit", get(audit_page))
-        .with_state((app, templates))
+        .with_state(state)
         .layer(axum::middleware::from_fn(access::security_headers))
 }
 
-type AdminState = (AppState, Arc<Environment<'static>>);
+/// What the status page's handlers share.
+#[derive(Clone)]
+struct AdminState {
+    app: AppState,
+    templates: Arc<Environment<'static>>,
+    audits: Arc<audit::Audits>,
+}
 
 fn templates() -> Environment<'static> {
     let mut env = Environment::new();
@@ -82,7 +92,7 @@ struct FileQuestion {
 
 /// One sitemap file as a table: its entries, and the rows of its range left out, with why.
 async fn file_page(
-    State((app, templates)): State<AdminState>,
+    State(AdminState { app, templates, .. }): State<AdminState>,
     Query(question): Query<FileQuestion>,
 ) -> Response {
     let site = site_named(&app, question.site.as_deref());
@@ -114,11 +124,15 @@ struct AuditQuestion {
 
 /// The whole-group audit of one site (every row read: only when asked).
 async fn audit_page(
-    State((app, templates)): State<AdminState>,
+    State(AdminState {
+        app,
+        templates,
+        audits,
+    }): State<AdminState>,
     Query(question): Query<AuditQuestion>,
 ) -> Response {
     let site = site_named(&app, question.site.as_deref());
-    let report = match audit::run(site).await {
+    let report = match audits.run(site).await {
         Ok(Some(report)) => report,
         Ok(None) => {
             return (
@@ -169,7 +183,7 @@ struct StatusJson {
 }
 
 async fn json(
-    State((app, _)): State<AdminState>,
+    State(AdminState { app, .. }): State<AdminState>,
     Query(question): Query<RobotsQuestion>,
 ) -> Json<StatusJson> {
     let robots_test = question
@@ -194,7 +208,7 @@ async fn json(
 }
 
 async fn page(
-    State((app, templates)): State<AdminState>,
+    State(AdminState { app, templates, .. }): State<AdminState>,
     Query(question): Query<RobotsQuestion>,
 ) -> Response {
     let status = Status::of(&app);
