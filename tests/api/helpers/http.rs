@@ -9,6 +9,17 @@ pub async fn get_as(app: &TestApp, host: &str, path: &str) -> reqwest::Response 
     app.get_with(path, &[("host", host)]).await
 }
 
+/// `path`'s headers alone (HEAD) as `host`: the validators the last sweep stored, which a GET
+/// sends too unless its render is slow enough to be streamed under none.
+pub async fn head_as(app: &TestApp, host: &str, path: &str) -> reqwest::Response {
+    app.client
+        .head(app.url(path))
+        .header("host", host)
+        .send()
+        .await
+        .expect("HEAD")
+}
+
 /// Every `<loc>` of the XML document at `host` `path`, which must be found.
 pub async fn locs_as(app: &TestApp, host: &str, path: &str) -> Vec<String> {
     locs(&xml_as(app, host, path).await)
@@ -17,6 +28,23 @@ pub async fn locs_as(app: &TestApp, host: &str, path: &str) -> Vec<String> {
 /// The XML document at `host` `path` (gunzipped for `.gz`), which must be found.
 pub async fn xml_as(app: &TestApp, host: &str, path: &str) -> Vec<u8> {
     let resp = get_as(app, host, path).await;
+    xml_of(resp, host, path).await
+}
+
+/// [`xml_as`] from a service whose pool may be busy a while: a `503` (no connection free within
+/// the pool's wait, as when one connection serves the sweeps of several groups on a loaded
+/// machine) is asked again.
+pub async fn xml_as_when_free(app: &TestApp, host: &str, path: &str) -> Vec<u8> {
+    let resp = eventually(
+        &format!("{host}{path} to answer other than 503"),
+        || get_as(app, host, path),
+        |resp| resp.status() != 503,
+    )
+    .await;
+    xml_of(resp, host, path).await
+}
+
+async fn xml_of(resp: reqwest::Response, host: &str, path: &str) -> Vec<u8> {
     assert_eq!(resp.status(), 200, "{host}{path}");
     let body = resp.bytes().await.unwrap();
     if path.ends_with(".gz") {
