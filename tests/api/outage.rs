@@ -218,7 +218,12 @@ async fn until_ok(app: &TestApp, path: &str) -> bytes::Bytes {
 }
 
 /// Reads the rest of a body that must end with an error; returns what arrived.
-async fn rest_must_fail(mut resp: reqwest::Response, mut got: Vec<u8>, what: &str) -> Vec<u8> {
+async fn rest_must_fail(
+    app: &TestApp,
+    mut resp: reqwest::Response,
+    mut got: Vec<u8>,
+    what: &str,
+) -> Vec<u8> {
     let outcome = timeout(Duration::from_secs(60), async {
         loop {
             match resp.chunk().await {
@@ -228,8 +233,25 @@ async fn rest_must_fail(mut resp: reqwest::Response, mut got: Vec<u8>, what: &st
             }
         }
     })
-    .await
-    .unwrap_or_else(|_| panic!("{what}: the body neither ended nor failed"));
+    .await;
+    let Ok(outcome) = outcome else {
+        // What the service says of its renders, for whoever reads a failure.
+        let metrics = app.get("/metrics").await.text().await.unwrap();
+        let renders: Vec<&str> = metrics
+            .lines()
+            .filter(|l| {
+                l.starts_with("sitemapd_renders_total")
+                    || l.starts_with("sitemapd_database_errors_total")
+                    || l.starts_with("sitemapd_render_seconds_sum")
+                    || l.starts_with("sitemapd_http_requests_total")
+            })
+            .collect();
+        panic!(
+            "{what}: the body neither ended nor failed after {} bytes; the service says:\n{}",
+            got.len(),
+            renders.join("\n")
+        );
+    };
     assert!(
         outcome.is_err(),
         "{what}: the body ended cleanly after {} bytes although the database went away mid-stream",
@@ -408,7 +430,7 @@ async fn a_database_cut_mid_stream_never_looks_like_a_complete_file(backend: Bac
         .expect("first chunk")
         .expect("a first chunk");
     proxy.outage();
-    let got = rest_must_fail(resp, first.to_vec(), "gzip page").await;
+    let got = rest_must_fail(&app, resp, first.to_vec(), "gzip page").await;
     assert!(
         !is_complete_gzip(&got),
         "the {} bytes received decode as a complete gzip file",
@@ -426,7 +448,7 @@ async fn a_database_cut_mid_stream_never_looks_like_a_complete_file(backend: Bac
         .expect("first chunk")
         .expect("a first chunk");
     proxy.outage();
-    let got = rest_must_fail(resp, first.to_vec(), "identity page").await;
+    let got = rest_must_fail(&app, resp, first.to_vec(), "identity page").await;
     assert!(got.starts_with(b"<?xml"), "the body is the XML");
     assert!(
         !got.ends_with(b"</urlset>\n"),
@@ -460,7 +482,7 @@ async fn a_backend_killed_mid_stream_aborts_the_body_and_the_service_keeps_servi
     assert!(killed > 0, "the render's connection is found and killed");
     // What the database had already handed to the socket drains quickly now; then the cut shows.
     proxy.throttle(None);
-    let got = rest_must_fail(resp, first.to_vec(), "killed backend").await;
+    let got = rest_must_fail(&app, resp, first.to_vec(), "killed backend").await;
     assert!(
         !is_complete_gzip(&got),
         "a killed render must not give a complete gzip file"
