@@ -128,7 +128,11 @@ impl Flight {
         }
         let mut chunks = lock(&self.chunks);
         chunks.push(chunk);
-        self.progress.send_replace(Progress::Running);
+        // Wakes the requests that follow, while the render runs. An end is final: a chunk that
+        // comes after it (a compressor winding down after the rows failed) must not turn a
+        // failed flight back into a running one, which nobody would ever end.
+        self.progress
+            .send_if_modified(|progress| matches!(progress, Progress::Running));
     }
 
     fn whole(&self) -> CachedFile {
@@ -440,6 +444,24 @@ mod tests {
             Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),
         );
         assert!(follower.await.unwrap().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_chunk_pushed_after_a_failure_leaves_the_flight_failed() {
+        use futures::TryStreamExt;
+        let cache = PageCache::new(1024);
+        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
+            panic!()
+        };
+        flight.push(Bytes::from_static(b"ab"));
+        cache.land(
+            &key(1),
+            Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),
+        );
+        flight.push(Bytes::from_static(b"cd"));
+        let streamed = flight.clone().follow().try_next().await;
+        assert!(streamed.is_err(), "a follower is told of the failure");
+        assert!(flight.finished().await.is_err());
     }
 
     #[test]

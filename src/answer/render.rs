@@ -62,7 +62,17 @@ pub async fn page(
     let mut compressor = Pipeline::start(coding, emit);
     let mut batch = new_batch();
     batch.extend_from_slice(&group.style.urlset_open(page.namespaces));
-    while entries.next().await?.is_some() {
+    loop {
+        match entries.next().await {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => {
+                // The failure is said only once the compressor has stopped: no chunk of this
+                // render goes out after it.
+                compressor.abandon().await;
+                return Err(e);
+            }
+        }
         batch.extend_from_slice(&entries.element);
         if batch.len() >= BATCH_BYTES {
             let full = std::mem::replace(&mut batch, new_batch());
