@@ -342,6 +342,19 @@ mod tests {
         }
     }
 
+    /// The render of page `no` under way, started or followed.
+    fn flight_of(cache: &PageCache, no: i64) -> Arc<Flight> {
+        let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
+            panic!("page {no} is cached")
+        };
+        flight
+    }
+
+    /// A render that failed on the database.
+    fn failure() -> Landing {
+        Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut)))
+    }
+
     #[tokio::test]
     async fn every_request_of_a_flight_gets_the_whole_file() {
         let cache = PageCache::new(1024);
@@ -396,9 +409,7 @@ mod tests {
     async fn a_streamed_render_whose_rows_changed_still_goes_out_whole() {
         use futures::TryStreamExt;
         let cache = PageCache::new(1024);
-        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
-            panic!()
-        };
+        let flight = flight_of(&cache, 1);
         flight.push(Bytes::from_static(b"ab"));
         let mut stream = flight.clone().follow();
         let first = stream.try_next().await.unwrap().unwrap();
@@ -433,16 +444,11 @@ mod tests {
     #[tokio::test]
     async fn a_failed_render_ends_followers_with_an_error() {
         let cache = PageCache::new(1024);
-        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
-            panic!()
-        };
+        let flight = flight_of(&cache, 1);
         flight.push(Bytes::from_static(b"ab"));
         let waiting = flight.clone();
         let follower = tokio::spawn(async move { waiting.finished().await.map(|_| ()) });
-        cache.land(
-            &key(1),
-            Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),
-        );
+        cache.land(&key(1), failure());
         assert!(follower.await.unwrap().is_err());
     }
 
@@ -450,14 +456,9 @@ mod tests {
     async fn a_chunk_pushed_after_a_failure_leaves_the_flight_failed() {
         use futures::TryStreamExt;
         let cache = PageCache::new(1024);
-        let Lookup::Flight { flight, .. } = cache.lookup(&key(1)) else {
-            panic!()
-        };
+        let flight = flight_of(&cache, 1);
         flight.push(Bytes::from_static(b"ab"));
-        cache.land(
-            &key(1),
-            Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut))),
-        );
+        cache.land(&key(1), failure());
         flight.push(Bytes::from_static(b"cd"));
         let streamed = flight.clone().follow().try_next().await;
         assert!(streamed.is_err(), "a follower is told of the failure");
@@ -469,9 +470,7 @@ mod tests {
         let cache = PageCache::new(5);
         for no in 1..=3 {
             for _render in 0..2 {
-                let Lookup::Flight { flight, .. } = cache.lookup(&key(no)) else {
-                    panic!()
-                };
+                let flight = flight_of(&cache, no);
                 flight.push(Bytes::from_static(b"abc"));
                 cache.land(&key(no), Landing::Keep);
             }

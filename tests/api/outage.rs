@@ -237,14 +237,15 @@ async fn rest_must_fail(
     let Ok(outcome) = outcome else {
         // What the service says of its renders, for whoever reads a failure.
         let metrics = app.get("/metrics").await.text().await.unwrap();
+        let told = [
+            "sitemapd_renders_total",
+            "sitemapd_database_errors_total",
+            "sitemapd_render_seconds_sum",
+            "sitemapd_http_requests_total",
+        ];
         let renders: Vec<&str> = metrics
             .lines()
-            .filter(|l| {
-                l.starts_with("sitemapd_renders_total")
-                    || l.starts_with("sitemapd_database_errors_total")
-                    || l.starts_with("sitemapd_render_seconds_sum")
-                    || l.starts_with("sitemapd_http_requests_total")
-            })
+            .filter(|line| told.iter().any(|name| line.starts_with(name)))
             .collect();
         panic!(
             "{what}: the body neither ended nor failed after {} bytes; the service says:\n{}",
