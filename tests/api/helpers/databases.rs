@@ -96,6 +96,7 @@ impl Drop for TestDb {
             ),
             Backend::Sqlite => return,
         };
+        let name = database_name(&self.url);
         let dropped = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -108,6 +109,7 @@ impl Drop for TestDb {
                             .max_connections(1)
                             .connect(&admin)
                             .await?;
+                        end_mariadb_connections_to(&pool, &name).await;
                         sqlx::raw_sql(&statement).execute(&pool).await?;
                     }
                     _ => {
@@ -124,6 +126,23 @@ impl Drop for TestDb {
         });
         // A database that could not be dropped is dropped by the next run of scripts/test.sh.
         let _ = dropped.join();
+    }
+}
+
+/// Ends the connections still open to MariaDB database `name` (a server's pool a test leaked,
+/// a statement still running), as PostgreSQL's `DROP DATABASE ... WITH (FORCE)` does: their
+/// metadata locks would otherwise hold the DROP past its lock wait.
+async fn end_mariadb_connections_to(admin: &sqlx::MySqlPool, name: &str) {
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT CAST(id AS SIGNED) FROM information_schema.processlist WHERE db = ?",
+    )
+    .bind(name)
+    .fetch_all(admin)
+    .await
+    .unwrap_or_default();
+    for id in ids {
+        // Gone already, or ended by another: either way no longer in the way.
+        let _ = sqlx::raw_sql(&format!("KILL {id}")).execute(admin).await;
     }
 }
 
