@@ -695,13 +695,8 @@ fn arbitrary_locs_and_lastmods_keep_both_feeds_valid() {
 }
 
 /// The case CI's generator found: `/` and `/ ` are one URL once served, listed once.
-#[test]
-fn rows_that_serve_one_url_are_one_entry() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+#[tokio::test]
+async fn rows_that_serve_one_url_are_one_entry() {
     let at = |s: &str| Some(s.parse().unwrap());
     let rows = vec![
         Row {
@@ -718,16 +713,12 @@ fn rows_that_serve_one_url_are_one_entry() {
         },
         Row::new(4, r"/%0kf__5FS0n7--%B3%73%A3Jd\%C2%85"),
     ];
-    rt.block_on(async {
-        let db = TestDb::new().await;
-        let size = FEED_SIZE.to_string();
-        let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", size.as_str())]).await;
-        check_case(&db, &app, &rows).await.unwrap();
-        for kind in Feed::BOTH {
-            let body = app.get(kind.path()).await.bytes().await.unwrap();
-            assert_eq!(links(&body, kind), ["https://www.example.com/"], "{kind:?}");
-        }
-        drop(app);
-        db.pg().close().await;
-    });
+    let db = TestDb::new().await;
+    let size = FEED_SIZE.to_string();
+    let app = spawn_app(&db.url, &[("SITEMAP_FEED_SIZE", size.as_str())]).await;
+    check_case(&db, &app, &rows).await.unwrap();
+    for kind in Feed::BOTH {
+        let body = app.get(kind.path()).await.bytes().await.unwrap();
+        assert_eq!(links(&body, kind), ["https://www.example.com/"], "{kind:?}");
+    }
 }
