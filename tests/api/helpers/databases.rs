@@ -79,24 +79,18 @@ impl Drop for TestDb {
     /// Drops the test's PostgreSQL or MariaDB database (connections still open to it are ended),
     /// so a run leaves nothing behind. On a thread of its own: a test's runtime may not block.
     fn drop(&mut self) {
+        let name = database_name(&self.url);
         let (admin, statement) = match self.backend {
             Backend::Postgres => (
                 admin_url(),
-                format!(
-                    "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-                    database_name(&self.url)
-                ),
+                format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
             ),
             Backend::MariaDb => (
                 mysql_admin_url(),
-                format!(
-                    "SET SESSION lock_wait_timeout = 10; DROP DATABASE IF EXISTS `{}`",
-                    database_name(&self.url)
-                ),
+                format!("SET SESSION lock_wait_timeout = 10; DROP DATABASE IF EXISTS `{name}`"),
             ),
             Backend::Sqlite => return,
         };
-        let name = database_name(&self.url);
         let dropped = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
