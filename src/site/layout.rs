@@ -178,6 +178,13 @@ impl Layout {
             .collect()
     }
 
+    /// Indexes of the pages whose ranges meet any of `ranges`.
+    pub fn overlapping_any(&self, ranges: &[IdRange]) -> Vec<usize> {
+        self.indexes()
+            .filter(|&i| ranges.iter().any(|r| self.range(i).overlaps(r)))
+            .collect()
+    }
+
     /// The number a new file gets: one past the highest in use.
     pub fn next_page_no(&self) -> i64 {
         self.pages.iter().map(|p| p.no).max().unwrap_or(0) + 1

@@ -30,36 +30,63 @@ const CHANGE_LOG_RETAINED: i64 = 100_000;
 /// (`sitemapd_change_log`). Every consumer (replicas, or sites of one process sharing a source)
 /// reads the log after its own cursor, so none can take a change from another; the log is
 /// trimmed to [`CHANGE_LOG_RETAINED`] versions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogReading {
     /// Lowest and highest version logged after the cursor: `None` when nothing is new.
     pub first: Option<i64>,
     pub last: Option<i64>,
-    /// The ids those versions touched.
-    pub touched: Option<IdRange>,
+    /// The ids those versions touched, sorted, as ranges apart from each other.
+    pub touched: Vec<IdRange>,
     /// The source's highest id, where the backend watches it (MySQL: TRUNCATE fires no trigger).
     pub top: Option<i64>,
 }
 
+/// One bucket of a change log's keys, as the database groups them: the versions that logged
+/// keys in it, and the lowest and highest of those keys.
+#[derive(Debug, Clone, Copy)]
+pub struct LoggedBucket {
+    pub first: i64,
+    pub last: i64,
+    pub keys: IdRange,
+}
+
+/// More ranges than this in one reading are read as one: a bulk load touches most files anyway.
+const MOST_RANGES: usize = 256;
+
 impl LogReading {
-    /// A change-log query's row: columns `first`, `last`, `lo`, `hi` and `top` (NULL where the
-    /// backend does not watch the highest id), the same on every backend.
-    pub(super) fn from_row<'r, R>(row: &'r R) -> Result<Self, sqlx::Error>
-    where
-        R: sqlx::Row,
-        &'static str: sqlx::ColumnIndex<R>,
-        i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    {
-        let touched = match (row.try_get("lo")?, row.try_get("hi")?) {
-            (Some(first), Some(last)) => Some(IdRange { first, last }),
-            _ => None,
-        };
-        Ok(Self {
-            first: row.try_get("first")?,
-            last: row.try_get("last")?,
+    /// The reading of `buckets` (sorted by their lowest key), with the source's highest id.
+    pub(super) fn from_buckets(buckets: &[LoggedBucket], top: Option<i64>) -> Self {
+        let first = buckets.iter().map(|b| b.first).min();
+        let last = buckets.iter().map(|b| b.last).max();
+        let mut touched: Vec<IdRange> = Vec::new();
+        for bucket in buckets {
+            match touched.last_mut() {
+                Some(previous) if previous.last >= bucket.keys.first.saturating_sub(1) => {
+                    previous.last = previous.last.max(bucket.keys.last);
+                }
+                _ => touched.push(bucket.keys),
+            }
+        }
+        if touched.len() > MOST_RANGES {
+            let (lo, hi) = (touched[0].first, touched.iter().map(|r| r.last).max());
+            touched = vec![IdRange {
+                first: lo,
+                last: hi.unwrap_or(lo),
+            }];
+        }
+        Self {
+            first,
+            last,
             touched,
-            top: row.try_get("top")?,
-        })
+            top,
+        }
+    }
+
+    /// Whether a key logged says "any row" (a table without an integer key, a TRUNCATE).
+    fn names_every_row(&self) -> bool {
+        self.touched
+            .iter()
+            .any(|r| r.first == i64::MIN && r.last == i64::MAX)
     }
 }
 
@@ -85,9 +112,9 @@ impl LogCursor {
         // Versions are contiguous: a gap after the cursor means entries were trimmed.
         let contiguous = reading.first == Some(self.version + 1);
         self.version = last;
-        match reading.touched {
-            Some(range) if contiguous && !shrank => Some(Change::Ids(range)),
-            _ => Some(Change::Everything),
+        match contiguous && !shrank && !reading.touched.is_empty() && !reading.names_every_row() {
+            true => Some(Change::Keys(reading.touched)),
+            false => Some(Change::Everything),
         }
     }
 }
@@ -105,7 +132,7 @@ pub struct ChangeFeed {
 }
 
 /// One change read from the log, and the version it brings the reader to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Logged {
     pub change: Change,
     pub version: i64,
@@ -204,48 +231,57 @@ struct SourceLog {
 /// every [`CHANGE_POLL`] (every [`WOKEN_POLL`] when woken by notifications), yielding each change
 /// and trimming the log behind it to [`CHANGE_LOG_RETAINED`] versions. Read errors are retried
 /// at the next poll.
+///
+/// The reading runs in a task of its own, handing each change over when the reader asks for
+/// the next: a stream read in place would be left suspended, a connection of the pool in hand,
+/// whenever its reader turned to something else (a sweep, which then waited for that connection:
+/// with `DATABASE_MAX_CONNECTIONS=1`, until the pool gave up). Changes logged while the reader
+/// sweeps are read together at its next ask.
 fn poll_change_log(
     start: LogCursor,
     log: SourceLog,
     wake: Option<Arc<Notify>>,
 ) -> BoxStream<'static, Logged> {
-    // What was logged before we started (a bulk load, say) is trimmed at the first poll.
-    let first_trim = start.version - CHANGE_LOG_RETAINED;
-    stream::unfold(
-        (start, Some(first_trim)),
-        move |(mut cursor, pending_trim)| {
-            let (log, wake) = (log.clone(), wake.clone());
-            async move {
-                // The first read is at once: what was logged while the service was stopped.
-                let mut wait = pending_trim.is_none();
-                if let Some(through) = pending_trim {
-                    let _ = log.store.trim_change_log(&log.source, through).await;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Logged>(1);
+    tokio::spawn(async move {
+        let mut cursor = start;
+        // What was logged before we started (a bulk load, say) is trimmed at the first poll.
+        let _ = log
+            .store
+            .trim_change_log(&log.source, start.version - CHANGE_LOG_RETAINED)
+            .await;
+        // The first read is at once: what was logged while the service was stopped.
+        let mut wait = false;
+        loop {
+            // Wait for room first: nothing is read while the last change is still unread.
+            let Ok(permit) = tx.reserve().await else {
+                return;
+            };
+            match (&wake, wait) {
+                (_, false) => wait = true,
+                (Some(wake), true) => {
+                    let _ = tokio::time::timeout(WOKEN_POLL, wake.notified()).await;
                 }
-                loop {
-                    match (&wake, wait) {
-                        (_, false) => wait = true,
-                        (Some(wake), true) => {
-                            let _ = tokio::time::timeout(WOKEN_POLL, wake.notified()).await;
-                        }
-                        (None, true) => tokio::time::sleep(CHANGE_POLL).await,
-                    }
-                    let Ok(reading) = log.store.read_change_log(&log.source, cursor.version).await
-                    else {
-                        continue;
-                    };
-                    if let Some(change) = cursor.advance(reading) {
-                        let through = cursor.version - CHANGE_LOG_RETAINED;
-                        let _ = log.store.trim_change_log(&log.source, through).await;
-                        let logged = Logged {
-                            change,
-                            version: cursor.version,
-                        };
-                        return Some((logged, (cursor, None)));
-                    }
-                }
+                (None, true) => tokio::time::sleep(CHANGE_POLL).await,
             }
-        },
-    )
+            let Ok(reading) = log.store.read_change_log(&log.source, cursor.version).await else {
+                continue;
+            };
+            if let Some(change) = cursor.advance(reading) {
+                tracing::debug!(source = %log.source, ?change, version = cursor.version, "change logged");
+                let through = cursor.version - CHANGE_LOG_RETAINED;
+                let _ = log.store.trim_change_log(&log.source, through).await;
+                permit.send(Logged {
+                    change,
+                    version: cursor.version,
+                });
+            }
+        }
+    });
+    stream::unfold(rx, |mut rx| async move {
+        let logged = rx.recv().await?;
+        Some((logged, rx))
+    })
     .boxed()
 }
 
@@ -257,7 +293,7 @@ mod tests {
         LogReading {
             first: Some(first),
             last: Some(last),
-            touched: Some(IdRange { first: 5, last: 9 }),
+            touched: vec![IdRange { first: 5, last: 9 }],
             top,
         }
     }
@@ -272,10 +308,10 @@ mod tests {
             top: Some(100),
             ..LogReading::default()
         };
-        assert_eq!(cursor.advance(nothing), None);
+        assert_eq!(cursor.advance(nothing.clone()), None);
         assert_eq!(
             cursor.advance(reading(11, 13, Some(100))),
-            Some(Change::Ids(IdRange { first: 5, last: 9 }))
+            Some(Change::Keys(vec![IdRange { first: 5, last: 9 }]))
         );
         assert_eq!(cursor.version, 13);
         // Versions 14..=20 were trimmed before this consumer read them: it re-reads everything.
@@ -310,7 +346,7 @@ mod tests {
         };
         assert_eq!(
             cursor.advance(reading(2, 2, Some(120))),
-            Some(Change::Ids(IdRange { first: 5, last: 9 }))
+            Some(Change::Keys(vec![IdRange { first: 5, last: 9 }]))
         );
     }
 }

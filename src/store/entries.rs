@@ -224,4 +224,10 @@ impl Store {
     ) -> Result<Option<Vec<String>>, StoreError> {
         from_source!(self, s => s.file_summaries(thresholds, pace).await)
     }
+
+    /// The summaries of the files holding the ids of `files` (as [`Store::file_summaries`]
+    /// gives them), one at a time; `None` where the database cannot summarise.
+    pub async fn summaries_of(&self, files: &[IdRange]) -> Result<Option<Vec<String>>, StoreError> {
+        from_source!(self, s => s.summaries_of(files, 1).await)
+    }
 }

@@ -69,7 +69,7 @@ mod windows;
 pub use database_url::{DatabaseKind, DatabaseUrl};
 
 use crate::sitemap::RawEntry;
-pub use change_log::{ChangeFeed, LogReading, Logged};
+pub use change_log::{ChangeFeed, LogReading, Logged, LoggedBucket};
 pub use crawler_ranges::StoredRanges;
 pub use crawls::{CrawlRow, ListedLoc, PathRow, Waiting};
 pub use error::StoreError;
@@ -246,15 +246,20 @@ impl Store {
         self.replica.as_ref().map(|replica| replica.status())
     }
 
-    /// What `source` is defined as, where the database can say (PostgreSQL: a hash of the
-    /// definitions of the views it reads and of the tables behind them); `None` elsewhere.
+    /// What `source` is defined as, where the database can say (PostgreSQL, MySQL/MariaDB: a
+    /// hash of the definitions of the views it reads and of the tables behind them); `None`
+    /// elsewhere.
     pub async fn source_definition(&self, source: &str) -> Result<Option<String>, StoreError> {
         match &self.source {
             Backend::Postgres(s) => {
                 self.read_source(|| async { s.source_definition(source).await.map(Some) })
                     .await
             }
-            Backend::Mysql(_) | Backend::Sqlite(_) => Ok(None),
+            Backend::Mysql(s) => {
+                self.read_source(|| async { s.source_definition(source).await })
+                    .await
+            }
+            Backend::Sqlite(_) => Ok(None),
         }
     }
 
@@ -273,6 +278,13 @@ impl Store {
             }
             _ => Ok(None),
         }
+    }
+
+    /// Whether the triggers behind a watched view log every table's own keys, which are the
+    /// view's ids only for the table they come from (PostgreSQL); on MySQL/MariaDB the other
+    /// tables log "any row" instead (see `mysql/watch.rs`).
+    pub fn logs_every_tables_keys(&self) -> bool {
+        matches!(&self.source, Backend::Postgres(_))
     }
 
     /// Whether [`Store::source_stamp`] can say anything for this source.

@@ -153,10 +153,14 @@ impl SavedState {
 }
 
 /// What the database says changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Rows with ids in this range were inserted, updated or deleted.
     Ids(IdRange),
+    /// A change log named these keys (sorted, apart): the rows with these ids may have changed.
+    /// For the built-in table they are its rows' ids; behind a view, the keys of the tables the
+    /// view's id comes from, which may name no row of the view (a revision, a draft).
+    Keys(Vec<IdRange>),
     /// Anything may have changed (a TRUNCATE, or a lost notification connection).
     Everything,
 }

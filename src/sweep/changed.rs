@@ -6,7 +6,7 @@
 use super::quiet::Look;
 use super::Sweeper;
 use crate::site::{Layout, Readiness};
-use crate::store::{StoreError, SummaryPace};
+use crate::store::{IdRange, StoreError, SummaryPace, BUILTIN_SOURCE};
 
 /// What a sweep reads: the files a change may have touched, and those that only take the
 /// summary read now (see [`super::quiet::Quiet::adoptable`]).
@@ -51,6 +51,45 @@ impl Changed {
 }
 
 impl Sweeper {
+    /// The files a change log's `keys` may have touched. The built-in table's keys are its
+    /// rows' ids: each file holding one is read. Behind a view they are the keys of the tables
+    /// its ids come from, and may name no row of it (a revision, a draft): each file holding
+    /// one is summarised first, and read only when its summary moved.
+    pub(super) async fn keyed_files(
+        &self,
+        layout: &Layout,
+        keys: &[IdRange],
+    ) -> Result<Changed, StoreError> {
+        let files = layout.overlapping_any(keys);
+        let exact = self.group.source == BUILTIN_SOURCE
+            || self.group.news.is_some()
+            || self.group.readiness() == Readiness::FirstSweep;
+        if exact || files.is_empty() {
+            return Ok(Changed::only(files));
+        }
+        let ranges: Vec<IdRange> = files.iter().map(|&i| layout.range(i)).collect();
+        let Some(now) = self.group.store.summaries_of(&ranges).await? else {
+            return Ok(Changed::only(files));
+        };
+        self.metrics.summary_checks.inc();
+        let settings = self.group.settings.fingerprint.hex();
+        let mut summaries = vec![String::new(); layout.len()];
+        let mut moved = Vec::new();
+        for (&i, now) in files.iter().zip(now) {
+            let now = format!("{settings} {now}");
+            if layout.pages()[i].summary.as_ref() != Some(&now) {
+                moved.push(i);
+            }
+            summaries[i] = now;
+        }
+        tracing::debug!(group = %self.group.key, summarised = ?files, read = ?moved, "files a change log's keys name");
+        Ok(Changed {
+            files: moved,
+            adopted: Vec::new(),
+            summaries: Some(summaries),
+        })
+    }
+
     /// The files whose rows the database summarises differently than when they were measured
     /// (under this configuration), with every file's summary now; every file where the
     /// database cannot summarise. When `look` finds the files measured with no summary still

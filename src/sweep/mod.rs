@@ -253,8 +253,9 @@ impl Sweeper {
         };
         for _attempt in 0..SWEEP_TRIES {
             let current = self.group.snapshot();
-            let changed = match change {
-                Change::Ids(range) => Changed::only(current.layout.overlapping(range)),
+            let changed = match &change {
+                Change::Ids(range) => Changed::only(current.layout.overlapping(*range)),
+                Change::Keys(keys) => self.keyed_files(&current.layout, keys).await?,
                 Change::Everything => self.changed_files(&current.layout, look.as_ref()).await?,
             };
             let files = &changed.files;

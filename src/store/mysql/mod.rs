@@ -24,6 +24,7 @@ use crate::store::{DatabaseUrl, Pooling};
 
 mod stamp;
 mod triggers;
+mod watch;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/mysql");
 
@@ -144,6 +145,10 @@ impl Dialect for MySql {
     /// TRUNCATE fires no trigger in MySQL: the highest id falling tells of it.
     fn highest_entry_id() -> String {
         "(SELECT MAX(id) FROM sitemap_entries)".to_string()
+    }
+
+    fn int_div(expression: &str, divisor: i64) -> String {
+        format!("({expression}) DIV {divisor}")
     }
 
     /// A bulk load's log is trimmed over several polls.

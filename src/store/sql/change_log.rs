@@ -4,7 +4,12 @@
 
 use sqlx::Row;
 
-use super::super::{IdRange, LogReading, StoreError};
+use super::super::{IdRange, LogReading, LoggedBucket, StoreError, BUILTIN_SOURCE};
+
+/// Logged keys within one bucket of this many ids are read as one range (a file holds tens of
+/// thousands of ids): a burst of writes to neighbouring rows costs one range, while keys far
+/// apart (a post and its new revision) stay apart and cost their own files only.
+const KEY_BUCKET: i64 = 4096;
 use super::impl_sql;
 
 impl_sql! {
@@ -16,9 +21,12 @@ impl_sql! {
         if self.read_only && !self.has_tables(&["sitemapd_changes", "sitemapd_change_log"]).await? {
             return Ok(None);
         }
+        let top = match source == BUILTIN_SOURCE {
+            true => DB::highest_entry_id(),
+            false => DB::int("NULL"),
+        };
         let row = sqlx::query::<DB>(&DB::placeholders(&format!(
-            "SELECT version, {} AS top FROM sitemapd_changes WHERE source = ?",
-            DB::highest_entry_id()
+            "SELECT version, {top} AS top FROM sitemapd_changes WHERE source = ?"
         )))
         .bind(source)
         .fetch_optional(&self.pool)
@@ -29,19 +37,36 @@ impl_sql! {
         })
     }
 
-    /// What was logged for `source` after version `after`.
+    /// What was logged for `source` after version `after`: the keys in buckets of
+    /// [`KEY_BUCKET`] ids (each bucket's lowest and highest), so keys far apart stay apart.
     pub async fn read_change_log(&self, source: &str, after: i64) -> Result<LogReading, StoreError> {
-        let row = sqlx::query::<DB>(&DB::placeholders(&format!(
-            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi, \
-                    {} AS top \
-             FROM sitemapd_change_log WHERE source = ? AND version > ?",
-            DB::highest_entry_id()
+        let rows = sqlx::query::<DB>(&DB::placeholders(&format!(
+            "SELECT MIN(version) AS first, MAX(version) AS last, MIN(lo) AS lo, MAX(hi) AS hi \
+             FROM sitemapd_change_log WHERE source = ? AND version > ? \
+             GROUP BY {} ORDER BY MIN(lo)",
+            DB::int_div("lo", KEY_BUCKET)
         )))
         .bind(source)
         .bind(after)
-        .fetch_one(&self.pool)
+        .fetch_all(&self.pool)
         .await?;
-        Ok(LogReading::from_row(&row)?)
+        let mut buckets = Vec::with_capacity(rows.len());
+        for row in &rows {
+            buckets.push(LoggedBucket {
+                first: row.try_get("first")?,
+                last: row.try_get("last")?,
+                keys: IdRange { first: row.try_get("lo")?, last: row.try_get("hi")? },
+            });
+        }
+        // The built-in table's highest id (MySQL: a TRUNCATE fires no trigger); a view's
+        // tables are not `sitemap_entries`, which its database may not even hold.
+        let top = match source == BUILTIN_SOURCE {
+            true => sqlx::query_scalar::<DB, Option<i64>>(&format!("SELECT {}", DB::highest_entry_id()))
+                .fetch_one(&self.pool)
+                .await?,
+            false => None,
+        };
+        Ok(LogReading::from_buckets(&buckets, top))
     }
 
     /// Deletes what was logged for `source` up to `through` (a bounded part of it where the

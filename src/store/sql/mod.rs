@@ -121,6 +121,10 @@ pub trait Dialect: Database + Sized {
     fn highest_entry_id() -> String {
         Self::int("NULL")
     }
+    /// `expression` divided by `divisor`, rounded to an integer (a bucket of ids).
+    fn int_div(expression: &str, divisor: i64) -> String {
+        format!("({expression}) / {divisor}")
+    }
     /// `delete` limited to a part of its rows where one big delete would hold locks too long.
     fn bounded_delete(delete: &str) -> String {
         delete.to_string()

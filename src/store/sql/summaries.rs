@@ -113,10 +113,19 @@ impl_sql! {
             (SummaryPace::Gentle, _) | (_, 0..=3) => 1,
             (SummaryPace::Quick, _) => SUMMARIES_AT_ONCE,
         };
+        self.summaries_of(&file_ranges(thresholds), at_once).await
+    }
+
+    /// The summaries of the files holding the ids of `files`, `at_once` at a time; `None`
+    /// where the database cannot summarise.
+    pub async fn summaries_of(&self, files: &[IdRange], at_once: usize) -> Result<Option<Vec<String>>, StoreError> {
+        if !DB::SUMMARISES {
+            return Ok(None);
+        }
         let extension_tables = self.has_extension_tables().await?;
-        let summaries = futures::stream::iter(file_ranges(thresholds))
+        let summaries = futures::stream::iter(files.iter().copied())
             .map(|file| self.file_summary(file, extension_tables))
-            .buffered(at_once)
+            .buffered(at_once.max(1))
             .try_collect()
             .await?;
         Ok(Some(summaries))
