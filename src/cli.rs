@@ -25,8 +25,13 @@ pub struct Cli {
 enum Command {
     /// Apply missing migrations, then serve HTTP until SIGTERM/SIGINT (the default)
     Serve,
-    /// Apply the migrations and exit
-    Migrate,
+    /// Apply the migrations, watch the tables behind each source where allowed, and exit
+    Migrate {
+        /// Remove the triggers watching SOURCE (a view or table) and forget its change log
+        /// instead; its changes then show every SITEMAP_REFRESH_SECS
+        #[arg(long, value_name = "SOURCE")]
+        unwatch: Option<String>,
+    },
     /// Read every entry and the robots template; print what is served and skipped; exit 1 on problems
     Check,
     /// Robots.txt tools
@@ -124,7 +129,10 @@ pub fn run() -> i32 {
                 println!("{}", demo::addresses(&config));
                 commands::serve(&config).await
             }
-            Command::Migrate => commands::migrate(&config).await,
+            Command::Migrate { unwatch: None } => commands::migrate(&config).await,
+            Command::Migrate {
+                unwatch: Some(source),
+            } => commands::unwatch(&config, &source).await,
             Command::Check => commands::check(&config).await,
             Command::Robots {
                 command: RobotsCommand::Test { url, user_agent },

@@ -249,6 +249,19 @@ fn group_status(group: &Group) -> GroupStatus {
         }
     }
     findings.extend(files.iter().filter_map(near_byte_limit));
+    let unwatched = group.unwatched();
+    if !unwatched.is_empty() {
+        findings.push(Finding {
+            level: "warning",
+            message: format!(
+                "no longer watched: {} lost the triggers that log their changes (a table made \
+                 again, or a view that now reads another), and sitemapd could not put them back: \
+                 changes there show only at the hourly check. Run `sitemapd migrate` as a user \
+                 with the TRIGGER privilege on them",
+                unwatched.join(", ")
+            ),
+        });
+    }
     GroupStatus {
         name: group.name.clone().unwrap_or_default(),
         source: group.source.clone(),

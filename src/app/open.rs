@@ -56,7 +56,7 @@ impl Sites {
         store.migrate().await?;
         for (source, watch, reader) in watch_sources(&store, config).await? {
             match watch {
-                Watch::Failed(_) => tracing::warn!("{}", watch.describe(&source)),
+                Watch::Failed { .. } => tracing::warn!("{}", watch.describe(&source)),
                 _ => tracing::info!("{}", watch.describe(&source)),
             }
             if let Some(warning) = reader.range_reads(&source).await.warning(&source) {

@@ -54,7 +54,9 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         // The group as the service reads it: the same rows, rules and news window.
         let settings = app::group_settings(config, site, group_config, &robots);
         let now = chrono::Utc::now().timestamp();
-        let (group, _) = Group::new(settings, store.for_source(&group_config.source), now);
+        let reader = store.for_source(&group_config.source);
+        worst = worst.max(check_watched(&reader, &group_config.source).await);
+        let (group, _) = Group::new(settings, reader, now);
         let rows = group.rows(IdRange::ALL, Namespaces::ALL, None);
         worst = worst.max(check_group(rows, &group.rules).await?);
         if let Some(llms) = &group.llms {
@@ -62,6 +64,29 @@ async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartErro
         }
     }
     Ok(worst)
+}
+
+/// Says when tables behind a watched source have lost the triggers that log their changes
+/// (exit 1: its changes would show only at the hourly check); nothing for a source not watched.
+async fn check_watched(store: &Store, source: &str) -> i32 {
+    match store.unwatched_tables(source).await {
+        Ok(lost) if lost.is_empty() => 0,
+        Ok(lost) => {
+            println!(
+                "warning: {source}: no longer watched: {} lost the triggers that log their \
+                 changes; run `sitemapd migrate` to put them back",
+                lost.join(", ")
+            );
+            1
+        }
+        Err(e) => {
+            println!(
+                "warning: {source}: cannot tell whether its tables are watched: {}",
+                crate::error::Chain(&e)
+            );
+            0
+        }
+    }
 }
 
 /// Counts one group's entries served and skipped by reason, with examples; exit 1 when any

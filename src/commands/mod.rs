@@ -14,6 +14,6 @@ mod serve;
 pub use check::check;
 pub use export::export;
 pub use import::import;
-pub use migrate::migrate;
+pub use migrate::{migrate, unwatch};
 pub use robots::{robots_enforce, robots_test};
 pub use serve::serve;

@@ -89,6 +89,9 @@ pub struct Group {
     snapshot: RwLock<Arc<Snapshot>>,
     readiness: watch::Sender<Readiness>,
     stale: mpsc::Sender<Stale>,
+    /// Tables behind the watched source found without their triggers (and which sitemapd could
+    /// not put back): their changes show only at the hourly check.
+    unwatched: std::sync::Mutex<Vec<String>>,
 }
 
 impl std::ops::Deref for Group {
@@ -155,8 +158,18 @@ impl Group {
             snapshot: RwLock::new(Arc::new(snapshot)),
             readiness: watch::Sender::new(Readiness::FirstSweep),
             stale,
+            unwatched: std::sync::Mutex::new(Vec::new()),
         };
         (Arc::new(group), reports)
+    }
+
+    /// Tables behind the watched source that have lost their triggers, as last checked.
+    pub fn unwatched(&self) -> Vec<String> {
+        crate::sync::lock(&self.unwatched).clone()
+    }
+
+    pub fn set_unwatched(&self, tables: Vec<String>) {
+        *crate::sync::lock(&self.unwatched) = tables;
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

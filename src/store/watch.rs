@@ -1,7 +1,8 @@
-//! Having the changes behind a source logged: triggers on the tables behind a PostgreSQL view
-//! (see `postgres/watch.rs`), or, for a source database of its own, only finding out whether the
-//! change log our migrations installed on its primary covers the source: sitemapd writes nothing
-//! there.
+//! Having the changes behind a source logged: triggers on the tables behind a view (PostgreSQL:
+//! `postgres/watch.rs`; MySQL/MariaDB: `mysql/watch.rs`), or, for a source database of its own,
+//! only finding out whether the change log our migrations installed on its primary covers the
+//! source: sitemapd writes nothing there. Also: removing a source's triggers, and finding the
+//! tables of a watched source that have lost theirs.
 
 use super::{Backend, Store, StoreError, BUILTIN_SOURCE};
 
@@ -10,14 +11,22 @@ use super::{Backend, Store, StoreError, BUILTIN_SOURCE};
 pub enum Watch {
     /// The built-in table: our migrations' triggers log its changes.
     Builtin,
-    /// Triggers on these tables log the source's changes.
-    Watched(Vec<String>),
-    /// The database cannot log changes of the tables behind a view (MySQL, SQLite).
+    /// Triggers on these tables log the source's changes; those in `unkeyed` log "any row"
+    /// (the view's ids do not come from their keys).
+    Watched {
+        tables: Vec<String>,
+        unkeyed: Vec<String>,
+    },
+    /// The database cannot log changes of the tables behind a view (SQLite).
     Unsupported,
     /// The source reads no table (it does not exist yet, or reads only functions).
     NothingToWatch,
-    /// The triggers could not be created (most often: no TRIGGER privilege).
-    Failed(StoreError),
+    /// The triggers could not be created (most often: no TRIGGER privilege); `grant`: the
+    /// statements that would allow it, where the database can name the tables and the user.
+    Failed {
+        error: StoreError,
+        grant: Option<String>,
+    },
     /// A source database of its own (`SOURCE_DATABASE_URL`), which sitemapd never writes to;
     /// `logged`: the change log installed on its primary covers the source.
     ReadOnly { logged: bool },
@@ -28,9 +37,16 @@ impl Watch {
     pub fn describe(&self, source: &str) -> String {
         match self {
             Watch::Builtin => format!("{source}: changes logged by its own triggers"),
-            Watch::Watched(tables) => format!(
+            Watch::Watched { tables, unkeyed } if unkeyed.is_empty() => format!(
                 "{source}: watching {}; changes show at once",
                 tables.join(", ")
+            ),
+            Watch::Watched { tables, unkeyed } => format!(
+                "{source}: watching {}; a change to a row the view's ids come from shows at \
+                 once, a change to {} (whose keys are not the view's ids) within \
+                 SITEMAP_REFRESH_SECS",
+                tables.join(", "),
+                unkeyed.join(", ")
             ),
             Watch::Unsupported => format!(
                 "{source}: this database cannot report changes behind a view; \
@@ -39,11 +55,14 @@ impl Watch {
             Watch::NothingToWatch => format!(
                 "{source}: no table found behind it; changes show within SITEMAP_REFRESH_SECS"
             ),
-            Watch::Failed(e) => format!(
+            Watch::Failed { error, grant } => format!(
                 "{source}: cannot watch the tables behind it ({}); changes show within \
                  SITEMAP_REFRESH_SECS. To have them show at once, let sitemapd's database user \
-                 add triggers: GRANT TRIGGER ON <each table the view reads> TO <that user>",
-                crate::error::Chain(e)
+                 add triggers: {}",
+                crate::error::Chain(error),
+                grant
+                    .as_deref()
+                    .unwrap_or("GRANT TRIGGER ON <each table the view reads> TO <that user>")
             ),
             Watch::ReadOnly { logged: true } => format!(
                 "{source}: read from SOURCE_DATABASE_URL (never written to); the change log on \
@@ -76,10 +95,67 @@ impl Store {
         match &self.source {
             Backend::Postgres(s) => match s.watch_source(source).await {
                 Ok(tables) if tables.is_empty() => Watch::NothingToWatch,
-                Ok(tables) => Watch::Watched(tables),
-                Err(e) => Watch::Failed(e),
+                Ok(tables) => Watch::Watched {
+                    tables,
+                    unkeyed: Vec::new(),
+                },
+                Err(error) => Watch::Failed { error, grant: None },
             },
-            Backend::Mysql(_) | Backend::Sqlite(_) => Watch::Unsupported,
+            Backend::Mysql(s) => match s.watch_source(source).await {
+                Ok(watched) if watched.tables.is_empty() => Watch::NothingToWatch,
+                Ok(watched) => Watch::Watched {
+                    tables: watched.tables,
+                    unkeyed: watched.unkeyed,
+                },
+                Err(error) => Watch::Failed {
+                    error,
+                    grant: mysql_grant(s, source).await,
+                },
+            },
+            Backend::Sqlite(_) => Watch::Unsupported,
         }
     }
+
+    /// Removes the triggers watching `source` and its change log (MySQL/MariaDB); says which
+    /// triggers were dropped. Refused on a source database of its own.
+    pub async fn unwatch(&self, source: &str) -> Result<Vec<String>, StoreError> {
+        if self.replica.is_some() {
+            return Err(StoreError::ReadOnlySource);
+        }
+        match &self.source {
+            Backend::Mysql(s) => s.unwatch_source(source).await,
+            Backend::Postgres(s) => s.unwatch_source(source).await,
+            Backend::Sqlite(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// The tables behind a watched source that have lost its triggers (a table dropped and made
+    /// again, a view redefined to read another); empty when the source is not watched.
+    pub async fn unwatched_tables(&self, source: &str) -> Result<Vec<String>, StoreError> {
+        if source == BUILTIN_SOURCE || self.replica.is_some() {
+            return Ok(Vec::new());
+        }
+        match &self.source {
+            Backend::Mysql(s) => s.unwatched_tables(source).await,
+            Backend::Postgres(s) => s.unwatched_tables(source).await,
+            Backend::Sqlite(_) => Ok(Vec::new()),
+        }
+    }
+}
+
+/// The `GRANT` lines that would let sitemapd's user watch `source`'s tables; `None` when the
+/// server cannot name them.
+async fn mysql_grant(store: &crate::store::MySqlStore, source: &str) -> Option<String> {
+    let tables = store.tables_behind(source).await.ok()?;
+    let user = store.current_user().await.ok()?;
+    (!tables.is_empty()).then(|| {
+        tables
+            .iter()
+            .map(|table| {
+                let (db, name) = table.split_once('.').unwrap_or(("", table));
+                format!("GRANT TRIGGER ON `{db}`.`{name}` TO {user};")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }

@@ -53,3 +53,4 @@ mod verification;
 mod verify_engine;
 mod view_reads;
 mod view_summaries;
+mod view_triggers;

@@ -10,13 +10,25 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use sqlx::mysql::MySqlPool;
+use sqlx::mysql::{MySqlConnection, MySqlPool};
 use sqlx::{Executor, Row};
 
 use super::super::{SourceStamp, StoreError};
 
 /// Views followed through views at most (a view naming itself cannot loop).
 const MAX_VIEWS: usize = 64;
+
+/// A table or view as the catalogue names it: its schema and name.
+pub(super) type Name = (String, String);
+
+/// What a source reads, as the catalogue says: the definitions of the views it reads (through
+/// views over views) and each base table's last commit time.
+pub(super) struct Behind {
+    pub(super) views: BTreeMap<Name, String>,
+    pub(super) tables: BTreeMap<Name, String>,
+    /// No table behind was written in this second (a write now may not be in the stamp yet).
+    settled: bool,
+}
 
 /// The stamp of `source` (`table`, `view` or `db`.`view`) and of the tables `also` names (the
 /// extension tables a group merges in, which no view names): the definitions of the views they
@@ -32,19 +44,48 @@ pub(super) async fn source_stamp(
     let _ = conn
         .execute("SET SESSION information_schema_stats_expiry = 0")
         .await;
+    let names: Vec<&str> = std::iter::once(source)
+        .chain(also.iter().copied())
+        .collect();
+    let Some(behind) = behind(&mut conn, &names).await? else {
+        return Ok(None);
+    };
+    if behind.tables.is_empty() {
+        return Ok(None);
+    }
+    let text = behind
+        .views
+        .iter()
+        .map(|((db, name), definition)| format!("view {db}.{name} {definition}"))
+        .chain(
+            behind
+                .tables
+                .iter()
+                .map(|((db, name), updated)| format!("table {db}.{name} {updated}")),
+        )
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(Some(SourceStamp::new(&text, behind.settled)))
+}
+
+/// The views and tables behind `names` (each `table`, `view` or `db`.`view`), followed through
+/// the views' stored definitions; `None` when the server hides a definition.
+pub(super) async fn behind(
+    conn: &mut MySqlConnection,
+    names: &[&str],
+) -> Result<Option<Behind>, StoreError> {
     let schema: String = sqlx::query_scalar("SELECT CAST(DATABASE() AS CHAR)")
         .fetch_one(&mut *conn)
         .await?;
-    let mut pending: VecDeque<(String, String)> = std::iter::once(source)
-        .chain(also.iter().copied())
-        .map(|name| split(name, &schema))
-        .collect();
+    let mut pending: VecDeque<Name> = names.iter().map(|name| split(name, &schema)).collect();
     let mut seen = BTreeSet::new();
-    let mut views = BTreeMap::new();
-    let mut tables = BTreeMap::new();
-    let mut settled = true;
+    let mut found = Behind {
+        views: BTreeMap::new(),
+        tables: BTreeMap::new(),
+        settled: true,
+    };
     while let Some(name) = pending.pop_front() {
-        if !seen.insert(name.clone()) || views.len() > MAX_VIEWS {
+        if !seen.insert(name.clone()) || found.views.len() > MAX_VIEWS {
             continue;
         }
         let row = sqlx::query(
@@ -66,31 +107,20 @@ pub(super) async fn source_stamp(
                 return Ok(None);
             };
             pending.extend(named_tables(&definition));
-            views.insert(name, definition);
+            found.views.insert(name, definition);
         } else {
             let updated: Option<String> = row.try_get("updated")?;
-            settled &= row.try_get::<i64, _>("settled")? != 0;
-            tables.insert(name, updated.unwrap_or_else(|| "NULL".into()));
+            found.settled &= row.try_get::<i64, _>("settled")? != 0;
+            found
+                .tables
+                .insert(name, updated.unwrap_or_else(|| "NULL".into()));
         }
     }
-    if tables.is_empty() {
-        return Ok(None);
-    }
-    let text = views
-        .iter()
-        .map(|((db, name), definition)| format!("view {db}.{name} {definition}"))
-        .chain(
-            tables
-                .iter()
-                .map(|((db, name), updated)| format!("table {db}.{name} {updated}")),
-        )
-        .collect::<Vec<_>>()
-        .join("\n");
-    Ok(Some(SourceStamp::new(&text, settled)))
+    Ok(Some(found))
 }
 
 /// `db.name` or `name` (in `schema`), without quotes.
-fn split(source: &str, schema: &str) -> (String, String) {
+pub(super) fn split(source: &str, schema: &str) -> Name {
     let unquote = |s: &str| s.trim().trim_matches('`').replace("``", "`");
     match source.split_once('.') {
         Some((db, name)) => (unquote(db), unquote(name)),
@@ -100,7 +130,7 @@ fn split(source: &str, schema: &str) -> (String, String) {
 
 /// Every `` `a`.`b` `` pair a stored view definition names: its tables and views, and (from
 /// `` `db`.`table`.`column` ``) pairs that name no table, which the catalogue then does not find.
-fn named_tables(definition: &str) -> BTreeSet<(String, String)> {
+fn named_tables(definition: &str) -> BTreeSet<Name> {
     let mut found = BTreeSet::new();
     let mut previous: Option<String> = None;
     let mut rest = definition;
@@ -123,7 +153,7 @@ fn named_tables(definition: &str) -> BTreeSet<(String, String)> {
 }
 
 /// The backquoted identifier at the start of `text` (doubled backquotes undone), and the rest.
-fn quoted(text: &str) -> (Option<String>, &str) {
+pub(super) fn quoted(text: &str) -> (Option<String>, &str) {
     let body = &text[1..];
     let mut name = String::new();
     let mut chars = body.char_indices().peekable();

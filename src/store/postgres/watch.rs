@@ -69,7 +69,7 @@ impl PgStore {
             .fetch_all(&self.pool)
             .await?;
         let mut tables = Vec::with_capacity(rows.len());
-        let tag = format!("{:08x}", Fingerprint::of(source.as_bytes()).0 as u32);
+        let tag = tag(source);
         let mut tx = self.pool.begin().await?;
         for row in &rows {
             let table: String = row.try_get("tbl")?;
@@ -108,6 +108,82 @@ impl PgStore {
         tx.commit().await?;
         Ok(tables)
     }
+}
+
+impl PgStore {
+    /// Drops every trigger watching `source` and forgets its change log; says which
+    /// (`table.trigger`).
+    pub async fn unwatch_source(&self, source: &str) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT tgrelid::regclass::text AS tbl, tgname::text AS name FROM pg_trigger \
+             WHERE tgname LIKE $1 ORDER BY 1, 2",
+        )
+        .bind(format!("sitemapd\\_{}\\_%", tag(source)))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut tx = self.pool.begin().await?;
+        let mut dropped = Vec::new();
+        for row in &rows {
+            let (table, name): (String, String) = (row.try_get("tbl")?, row.try_get("name")?);
+            sqlx::query(&format!("DROP TRIGGER IF EXISTS {name} ON {table}"))
+                .execute(&mut *tx)
+                .await?;
+            dropped.push(format!("{table}.{name}"));
+        }
+        for statement in [
+            "DELETE FROM sitemapd_changes WHERE source = $1",
+            "DELETE FROM sitemapd_change_log WHERE source = $1",
+        ] {
+            sqlx::query(statement)
+                .bind(source)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(dropped)
+    }
+
+    /// The tables behind a watched source that lack any of its triggers; empty when the
+    /// source is not watched.
+    pub async fn unwatched_tables(&self, source: &str) -> Result<Vec<String>, StoreError> {
+        let watched: Option<i64> =
+            sqlx::query_scalar("SELECT version FROM sitemapd_changes WHERE source = $1")
+                .bind(source)
+                .fetch_optional(&self.pool)
+                .await?;
+        if watched.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(BASE_TABLES)
+            .bind(quote_identifier(source))
+            .fetch_all(&self.pool)
+            .await?;
+        let tag = tag(source);
+        let mut lost = Vec::new();
+        for row in &rows {
+            let table: String = row.try_get("tbl")?;
+            let present: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass AND tgname = ANY($2)",
+            )
+            .bind(&table)
+            .bind(
+                EVENTS
+                    .map(|(_, short, _)| format!("sitemapd_{tag}_{short}"))
+                    .to_vec(),
+            )
+            .fetch_one(&self.pool)
+            .await?;
+            if present < EVENTS.len() as i64 {
+                lost.push(table);
+            }
+        }
+        Ok(lost)
+    }
+}
+
+/// The tag in the names of the triggers watching `source`.
+fn tag(source: &str) -> String {
+    format!("{:08x}", Fingerprint::of(source.as_bytes()).0 as u32)
 }
 
 impl PgStore {
