@@ -9,8 +9,13 @@
 #   - how long after its first start the index answers 200;
 #   - a cold crawl of every file (gzip accepted), and a second one: time, 503s, bytes;
 #   - how long a post updated through SQL takes to show (SITEMAP_REFRESH_SECS, default 10 here);
-#   - what an idle refresh costs the database: its CPU seconds per refresh period, from MariaDB's
-#     USER_STATISTICS for sitemapd's user (userstat is switched on for the run, then restored);
+#   - an edit stream (EDITS single-post edits, one a second, each as an editor's save writes it:
+#     the post's post_modified_gmt and a new revision row): how long each edit takes to show (a
+#     new ETag on its file) and the CPU the whole database server spent on the stream and the
+#     20 s after it, read from the server's process;
+#   - what an idle refresh costs the database: the server's CPU seconds per refresh period, and
+#     those of sitemapd's own statements from MariaDB's USER_STATISTICS for its user (userstat
+#     is switched on for the run, then restored);
 #   - statement timeouts in its log (there must be none).
 # Then WordPress core's sitemaps of the same site: the index, the first and the last posts page
 # (OFFSET paging), and, with WP_FULL=1, a crawl of every file.
@@ -18,6 +23,7 @@
 # Usage: bench/wordpress.sh [POSTS]    e.g. bench/wordpress.sh 100000
 #   SITEMAPD_BIN=path   this binary instead of target/release/sitemapd (built when missing)
 #   REFRESH=10          SITEMAP_REFRESH_SECS for the run
+#   EDITS=60            edits in the edit stream (0: none)
 #   WP_FULL=1           also crawl every file of WordPress's own sitemaps (36 min at 1M posts)
 #   KEEP_TMP=1          keep the temporary directory and both databases
 # Loopback only; drops its databases and its user at the end.
@@ -36,6 +42,7 @@ FRONT=wordpress-bench
 
 POSTS=${1:-1000000}
 REFRESH=${REFRESH:-10}
+EDITS=${EDITS:-60}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wordpress-bench.XXXXXX") || exit 1
 chmod 755 "$TMP"
 SITEMAPD_PID=
@@ -128,9 +135,25 @@ timeout 120 env -i PATH="$PATH" DATABASE_URL="mysql://root@$MYSQL_HOST:$MYSQL_PO
     abort "sitemapd migrate"
   }
 guide_view sitemap_wp | sql "$SDB" || abort "the guide's view sitemap_wp"
+# What the guide asks of a site owner: sitemapd's user may put triggers on the tables the view
+# reads, and watches them from its start.
+echo "GRANT TRIGGER ON $WDB.wp_posts TO '$SUSER'@'127.0.0.1'; GRANT TRIGGER ON $WDB.wp_options TO '$SUSER'@'127.0.0.1';" | sql ||
+  abort "grant TRIGGER to $SUSER"
 USERSTAT_WAS=$(echo 'SELECT @@userstat' | sql)
 echo "SET GLOBAL userstat = 1; FLUSH USER_STATISTICS;" | sql
 user_cpu() { echo "SELECT COALESCE(SUM(CPU_TIME), 0) FROM information_schema.USER_STATISTICS WHERE USER = '$SUSER'" | sql; }
+# The whole database server's CPU seconds so far (user + system), read from its process.
+SERVER_PID=$(pgrep -o -x mariadbd || pgrep -o -x mysqld)
+server_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$SERVER_PID/stat" 2>/dev/null || echo 0
+}
+# ETags of every file, one line each (HEAD reads validators only).
+etags() {
+  local f
+  for f in "${FILES[@]}"; do
+    "${CURL[@]}" -I "$f" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'
+  done
+}
 
 started=$(now)
 (
@@ -192,12 +215,64 @@ for _ in $(seq 1 $((REFRESH * 10 + 300))); do
   sleep 0.2
 done
 
+# The edit stream: EDITS published posts, spread over the site, one edit a second, each as an
+# editor's save writes it (the post's dates, then a revision row, which the view does not list).
+edit_post() { # edit_post N: the Nth edit of the stream
+  local id=$((N_FIRST + ($1 * 104047) % POSTS))
+  sql "$WDB" <<SQL
+UPDATE wp_posts SET post_modified_gmt = UTC_TIMESTAMP() - INTERVAL 1 HOUR + INTERVAL $1 SECOND,
+  post_modified = NOW() - INTERVAL 1 HOUR WHERE ID = $id AND post_type = 'post';
+INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
+  post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
+  post_parent, guid, post_type)
+VALUES (1, NOW(), UTC_TIMESTAMP(), '', 'revision', '', 'inherit', '$id-revision-v1', '', '',
+  NOW(), UTC_TIMESTAMP(), '', $id, '', 'revision');
+SQL
+}
+N_FIRST=$(echo "SELECT MIN(ID) FROM wp_posts WHERE post_type = 'post'" | sql "$WDB")
+# shown_after N: edit N alone, then seconds until some file's ETag moves ("never" after 30 s).
+shown_after() {
+  local before t
+  before=$(etags)
+  edit_post "$1"
+  t=$(now)
+  for _ in $(seq 1 150); do
+    [ "$(etags)" != "$before" ] && { since "$t"; return; }
+    sleep 0.2
+  done
+  echo never
+}
+sleep 2
+single_edits=
+stream_cpu=-
+stream_user_cpu=-
+if [ "$EDITS" -gt 0 ]; then
+  for n in 1 2 3 4 5; do
+    single_edits="$single_edits $(shown_after $((1000 + n)))"
+    sleep 1
+  done
+  cpu_a=$(server_cpu)
+  ucpu_a=$(user_cpu)
+  for n in $(seq 1 "$EDITS"); do
+    edit_post "$n" &
+    sleep 1
+  done
+  wait
+  sleep 20
+  stream_cpu=$(awk -v a="$cpu_a" -v b="$(server_cpu)" 'BEGIN { printf "%.2f", b - a }')
+  stream_user_cpu=$(awk -v a="$ucpu_a" -v b="$(user_cpu)" 'BEGIN { printf "%.2f", b - a }')
+fi
+
 # Idle: what refreshes cost the database while nothing changes (three periods, after one to settle).
 sleep "$REFRESH"
 cpu_before=$(user_cpu)
+server_before=$(server_cpu)
 sleep $((REFRESH * 3))
 cpu_after=$(user_cpu)
+server_after=$(server_cpu)
 idle_cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.3f", (b - a) / 3 }')
+idle_server=$(awk -v a="$server_before" -v b="$server_after" 'BEGIN { printf "%.3f", (b - a) / 3 }')
+watching=$(grep -o 'sitemap_wp: [^"]*' "$TMP/sitemapd.log" | head -n 1)
 timeouts=$(grep -c -i 'max_statement_time\|execution was interrupted' "$TMP/sitemapd.log")
 rss=$(awk '/VmHWM/ { print $2 / 1024 }' "/proc/$SITEMAPD_PID/status")
 
@@ -228,7 +303,10 @@ sitemapd                                      $($BIN --version 2>/dev/null || ec
   cold crawl, gzip                            $cold_s s, $cold_503 x 503, $cold_bytes bytes
   second crawl                                $warm_s s, $warm_503 x 503
   a post updated through SQL shows after      ${shown:-never} s (SITEMAP_REFRESH_SECS=$REFRESH)
-  database CPU per idle refresh               $idle_cpu s
+  five single edits shown after (s)          $single_edits
+  $EDITS edits, one a second: server CPU        $stream_cpu s (sitemapd's statements $stream_user_cpu s), stream and 20 s after
+  database CPU per idle refresh period        server $idle_server s, sitemapd's statements $idle_cpu s
+  how the view is followed                    ${watching:-?}
   statement timeouts in the log               $timeouts
   peak RSS                                    $rss MiB
 WordPress core's sitemaps
