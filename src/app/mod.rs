@@ -126,10 +126,10 @@ impl Service {
             Some(store.clone()),
         )
         .await;
-        let (crawl_log, crawl_log_tasks) = match config.access_log_addr {
-            Some(addr) => {
+        let (crawl_log, crawl_log_tasks) = match &config.access_log {
+            Some(listen) => {
                 let (log, tasks) = crate::crawllog::CrawlLog::start(
-                    addr,
+                    listen.clone(),
                     sites.clone(),
                     config.routed_by_host,
                     crawlers.clone(),

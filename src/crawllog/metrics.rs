@@ -1,11 +1,13 @@
-//! The crawl log's metrics: lines received by result, lines dropped under overload, failed
-//! writes, and the reports as gauges.
+//! The crawl log's metrics: lines received by result, every loss where it happened (untrusted
+//! senders, lines dropped under overload), failed writes, and the reports as gauges; and the
+//! intake's counts as the status page shows them ([`Intake`]).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+use serde::Serialize;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
@@ -41,6 +43,8 @@ pub struct CrawlLogMetrics {
     pub lines: Family<ResultLabels, Counter>,
     /// Crawler lines lost because the writer was behind (the queue was full).
     pub dropped: Counter,
+    /// Datagrams dropped unread: their sender is not in `ACCESS_LOG_SENDERS`.
+    pub untrusted: Counter,
     /// Crawler lines counted unverified because too many waited for a verdict.
     pub verify_busy: Counter,
     /// Crawler lines whose batch the database took.
@@ -56,9 +60,42 @@ pub struct CrawlLogMetrics {
     pub report_ms: Gauge,
 }
 
+/// What came into the crawl log since the start and what was lost on the way, for the status
+/// page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Intake {
+    /// Lines of registry crawlers' GET and HEAD requests.
+    pub parsed_lines: u64,
+    pub unparsed_lines: u64,
+    /// Lines of anything else (browsers, other methods).
+    pub ignored_lines: u64,
+    /// Datagrams dropped unread: their sender is not in `ACCESS_LOG_SENDERS`.
+    pub untrusted_datagrams: u64,
+    /// Crawler lines dropped because the database writer was behind.
+    pub dropped_lines: u64,
+    /// Crawler lines counted unverified because too many waited for a verdict.
+    pub verify_busy_lines: u64,
+}
+
 impl CrawlLogMetrics {
     pub fn line(&self, result: &'static str) {
         self.lines.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    fn lines_of(&self, result: &'static str) -> u64 {
+        self.lines.get_or_create(&ResultLabels { result }).get()
+    }
+
+    /// The counts since the start.
+    pub fn intake(&self) -> Intake {
+        Intake {
+            parsed_lines: self.lines_of("parsed"),
+            unparsed_lines: self.lines_of("unparsed"),
+            ignored_lines: self.lines_of("ignored"),
+            untrusted_datagrams: self.untrusted.get(),
+            dropped_lines: self.dropped.get(),
+            verify_busy_lines: self.verify_busy.get(),
+        }
     }
 
     pub fn register(&self, registry: &mut Registry) {
@@ -71,6 +108,11 @@ impl CrawlLogMetrics {
             "access_log_dropped_lines",
             "Crawler lines of the access log dropped because the database writer was behind",
             self.dropped.clone(),
+        );
+        registry.register(
+            "access_log_untrusted_datagrams",
+            "Access log datagrams dropped unread because their sender is not in ACCESS_LOG_SENDERS",
+            self.untrusted.clone(),
         );
         registry.register(
             "access_log_verify_busy_lines",

@@ -6,7 +6,8 @@
 //! # Layout
 //!
 //! - [`syslog`] and [`line`]: a datagram's lines unframed and parsed into a [`line::Fetch`].
-//! - `receiver`: the UDP socket; counts every line (`parsed`, `unparsed`, `ignored`), gets each
+//! - `receiver`: the UDP socket; reads only the datagrams of the senders it trusts
+//!   (`ACCESS_LOG_SENDERS`; any other is dropped unread and counted); counts every line (`parsed`, `unparsed`, `ignored`), gets each
 //!   crawler's request its verdict from [`crate::verify`] without waiting on the socket, and
 //!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
@@ -32,6 +33,8 @@ mod writer;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
+use ipnet::IpNet;
+
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
@@ -45,6 +48,38 @@ use writer::Writer;
 /// Crawler lines waiting for the writer at most: over two seconds at 20,000 lines a second, a
 /// few megabytes. Beyond it lines are dropped and counted.
 pub const QUEUE_LINES: usize = 50_000;
+
+/// Where the crawl log listens and whom it believes (`ACCESS_LOG_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listen {
+    /// `ACCESS_LOG_ADDR`: the UDP address the web server sends its access log to.
+    pub addr: SocketAddr,
+    /// `ACCESS_LOG_SENDERS`: the senders whose datagrams are read; any other's are dropped
+    /// unread and counted.
+    pub senders: Vec<IpNet>,
+}
+
+impl Listen {
+    /// Whether datagrams from `peer` are read (an IPv4-mapped IPv6 address counts as IPv4).
+    pub fn trusts(&self, peer: std::net::IpAddr) -> bool {
+        let peer = peer.to_canonical();
+        self.senders.iter().any(|net| net.contains(&peer))
+    }
+
+    /// Says at start whom a socket beyond loopback believes: anyone who can reach it may send.
+    fn announce(&self, local: SocketAddr) {
+        if local.ip().is_loopback() {
+            return;
+        }
+        let senders: Vec<String> = self.senders.iter().map(IpNet::to_string).collect();
+        let senders = senders.join(",");
+        if self.senders.iter().all(|net| net.addr().is_loopback()) {
+            tracing::warn!(addr = %local, %senders, "the access log listens beyond loopback but reads loopback senders only (ACCESS_LOG_SENDERS): datagrams from other hosts are dropped and counted");
+        } else {
+            tracing::info!(addr = %local, %senders, "the access log listens beyond loopback; it reads only these senders (ACCESS_LOG_SENDERS)");
+        }
+    }
+}
 
 /// The running crawl log: where it listens and its last report.
 pub struct CrawlLog {
@@ -73,16 +108,17 @@ pub struct CrawlLogError {
 }
 
 impl CrawlLog {
-    /// Binds `addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
+    /// Binds `listen.addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
     /// by `registry` and telling true ones from forged ones by `verifier`.
     pub async fn start(
-        addr: SocketAddr,
+        listen: Listen,
         sites: Vec<Arc<Site>>,
         routed_by_host: bool,
         registry: Arc<Registry>,
         verifier: Arc<Verifier>,
         metrics: CrawlLogMetrics,
     ) -> Result<(Arc<Self>, CrawlLogTasks), CrawlLogError> {
+        let addr = listen.addr;
         let socket = UdpSocket::bind(addr)
             .await
             .map_err(|cause| CrawlLogError { addr, cause })?;
@@ -115,6 +151,7 @@ impl CrawlLog {
         let mut tasks = vec![
             tokio::spawn(receiver::receive(
                 socket,
+                listen.clone(),
                 registry,
                 receiver::Onward::new(verifier, queue, metrics),
             )),
@@ -123,6 +160,7 @@ impl CrawlLog {
         tasks.extend(writers);
         let tasks = CrawlLogTasks(tasks);
         tracing::info!(addr = %local_addr, "receiving the access log");
+        listen.announce(local_addr);
         Ok((Arc::new(Self { local_addr, last }), tasks))
     }
 

@@ -1,4 +1,5 @@
-//! The UDP receiver: every datagram's lines are unframed, parsed and classified here, counted,
+//! The UDP receiver: a datagram from a sender not in `ACCESS_LOG_SENDERS` is dropped unread and
+//! counted; every other datagram's lines are unframed, parsed and classified here, counted,
 //! and crawlers' requests handed to the writer through a bounded queue. A full queue drops the
 //! line and counts it: under a flood memory stays flat and the loss is visible.
 //!
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
+use super::Listen;
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::verify::{Claim, Decided, Message, SignatureHeaders, Signed, Verifier};
 
@@ -107,11 +109,16 @@ impl Onward {
     }
 }
 
-/// Receives until the task is dropped.
-pub async fn receive(socket: UdpSocket, registry: Arc<Registry>, onward: Onward) {
+/// Receives until the task is dropped; a datagram from a sender `listen` does not trust is
+/// dropped unread and counted.
+pub async fn receive(socket: UdpSocket, listen: Listen, registry: Arc<Registry>, onward: Onward) {
     let mut buffer = vec![0u8; DATAGRAM_BYTES];
     loop {
         let length = match socket.recv_from(&mut buffer).await {
+            Ok((_, peer)) if !listen.trusts(peer.ip()) => {
+                onward.metrics.untrusted.inc();
+                continue;
+            }
             Ok((length, _peer)) => length,
             Err(e) => {
                 // A UDP socket reports an earlier send's ICMP error here; keep receiving.
