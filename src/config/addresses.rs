@@ -1,8 +1,9 @@
 //! Where sitemapd listens besides `BIND_ADDR` and whom it believes there: `ACCESS_LOG_ADDR`
-//! with `ACCESS_LOG_SENDERS` (the web server's access log), `ADMIN_BIND_ADDR` (the status page,
+//! with `ACCESS_LOG_SENDERS` and `ACCESS_LOG_MAX_SKEW_SECS` (the web server's access log), `ADMIN_BIND_ADDR` (the status page,
 //! never public); and the one parser of address lists (`TRUSTED_PROXIES` uses it too).
 
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use ipnet::IpNet;
 
@@ -12,8 +13,9 @@ use crate::crawllog::Listen;
 /// The loopback addresses, the default of every list of addresses believed.
 pub(super) const LOOPBACK: &str = "127.0.0.1,::1";
 
-/// The crawl log's socket (`ACCESS_LOG_ADDR`, unset: off) and the senders it reads
-/// (`ACCESS_LOG_SENDERS`, checked even when the log is off).
+/// The crawl log's socket (`ACCESS_LOG_ADDR`, unset: off), the senders it reads
+/// (`ACCESS_LOG_SENDERS`) and how far a line's time may be from its arrival
+/// (`ACCESS_LOG_MAX_SKEW_SECS`); both checked even when the log is off.
 pub(super) fn access_log(vars: &Vars) -> Result<Option<Listen>, ConfigError> {
     const SENDERS: &str = "ACCESS_LOG_SENDERS";
     let senders = networks(vars, SENDERS, LOOPBACK)?;
@@ -25,7 +27,22 @@ pub(super) fn access_log(vars: &Vars) -> Result<Option<Listen>, ConfigError> {
             "at least one address or CIDR, like 127.0.0.1,::1 or 10.0.0.0/8",
         ));
     }
-    Ok(access_log_addr(vars)?.map(|addr| Listen { addr, senders }))
+    let max_skew = super::parse_with(
+        vars,
+        "ACCESS_LOG_MAX_SKEW_SECS",
+        "300",
+        "an integer number of seconds from 1 to 2592000 (30 days)",
+        |v| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|n| (1..=2_592_000).contains(n))
+        },
+    )?;
+    Ok(access_log_addr(vars)?.map(|addr| Listen {
+        addr,
+        senders,
+        max_skew: Duration::from_secs(max_skew),
+    }))
 }
 
 /// Comma-separated addresses or CIDRs (`10.0.0.0/8, 192.168.1.7`) of the variable `name`, else
@@ -125,6 +142,20 @@ mod tests {
         assert!(listen.senders[0].contains(&"10.1.2.3".parse::<IpAddr>().unwrap()));
         assert!(!listen.senders[0].contains(&"127.0.0.1".parse::<IpAddr>().unwrap()));
         assert!(listen.senders[1].contains(&"192.168.1.7".parse::<IpAddr>().unwrap()));
+    }
+
+    #[test]
+    fn a_lines_time_may_be_five_minutes_from_its_arrival_unless_told_otherwise() {
+        let on = [("ACCESS_LOG_ADDR", "127.0.0.1:5140")];
+        let listen = access_log(&vars(&on)).unwrap().expect("on");
+        assert_eq!(listen.max_skew, Duration::from_secs(300));
+        let late = [on[0], ("ACCESS_LOG_MAX_SKEW_SECS", "86400")];
+        let listen = access_log(&vars(&late)).unwrap().expect("on");
+        assert_eq!(listen.max_skew, Duration::from_secs(86_400));
+        for bad in ["0", "-5", "5m", "2592001"] {
+            let err = access_log(&vars(&[("ACCESS_LOG_MAX_SKEW_SECS", bad)])).unwrap_err();
+            assert_eq!(err.variable, "ACCESS_LOG_MAX_SKEW_SECS", "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
-    /// `parsed` (a crawler's request), `unparsed`, `ignored` (not a registry crawler's).
+    /// `parsed` (a crawler's request), `unparsed`, `ignored` (not a registry crawler's),
+    /// `out_of_window` (dated further from its arrival than `ACCESS_LOG_MAX_SKEW_SECS`).
     pub result: &'static str,
 }
 
@@ -69,6 +70,8 @@ pub struct Intake {
     pub unparsed_lines: u64,
     /// Lines of anything else (browsers, other methods).
     pub ignored_lines: u64,
+    /// Lines dated further from their arrival than `ACCESS_LOG_MAX_SKEW_SECS`: not stored.
+    pub out_of_window_lines: u64,
     /// Datagrams dropped unread: their sender is not in `ACCESS_LOG_SENDERS`.
     pub untrusted_datagrams: u64,
     /// Crawler lines dropped because the database writer was behind.
@@ -92,6 +95,7 @@ impl CrawlLogMetrics {
             parsed_lines: self.lines_of("parsed"),
             unparsed_lines: self.lines_of("unparsed"),
             ignored_lines: self.lines_of("ignored"),
+            out_of_window_lines: self.lines_of("out_of_window"),
             untrusted_datagrams: self.untrusted.get(),
             dropped_lines: self.dropped.get(),
             verify_busy_lines: self.verify_busy.get(),
@@ -101,7 +105,7 @@ impl CrawlLogMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "access_log_lines",
-            "Access log lines received (ACCESS_LOG_ADDR), by result: parsed (a crawler's), unparsed, ignored (no registry crawler)",
+            "Access log lines received (ACCESS_LOG_ADDR), by result: parsed (a crawler's), unparsed, ignored (no registry crawler), out_of_window (dated too far from its arrival; not stored)",
             self.lines.clone(),
         );
         registry.register(

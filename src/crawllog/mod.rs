@@ -32,6 +32,7 @@ mod writer;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use ipnet::IpNet;
 
@@ -57,6 +58,9 @@ pub struct Listen {
     /// `ACCESS_LOG_SENDERS`: the senders whose datagrams are read; any other's are dropped
     /// unread and counted.
     pub senders: Vec<IpNet>,
+    /// `ACCESS_LOG_MAX_SKEW_SECS`: how far a line's time may be from its arrival, either way;
+    /// a line outside is counted and not stored.
+    pub max_skew: Duration,
 }
 
 impl Listen {
@@ -64,6 +68,20 @@ impl Listen {
     pub fn trusts(&self, peer: std::net::IpAddr) -> bool {
         let peer = peer.to_canonical();
         self.senders.iter().any(|net| net.contains(&peer))
+    }
+
+    /// Whether a line dated `at` that arrived at `arrival` (unix seconds) is within
+    /// [`Listen::max_skew`] of it, either way.
+    pub fn in_window(&self, at: i64, arrival: i64) -> bool {
+        at.abs_diff(arrival) <= self.max_skew.as_secs()
+    }
+
+    /// The time a signature in a line dated `at` that arrived at `arrival` is checked at: the
+    /// line's, but never before the window's start, so no signature captured long ago verifies
+    /// again in a backdated line.
+    pub fn signature_time(&self, at: i64, arrival: i64) -> i64 {
+        let earliest = arrival.saturating_sub_unsigned(self.max_skew.as_secs());
+        at.max(earliest)
     }
 
     /// Says at start whom a socket beyond loopback believes: anyone who can reach it may send.
@@ -172,5 +190,51 @@ impl CrawlLog {
     /// The last report made (empty until the first).
     pub fn report(&self) -> Arc<CrawlReport> {
         crate::sync::read(&self.last).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listen(max_skew: u64) -> Listen {
+        Listen {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            senders: vec!["127.0.0.1/32".parse().unwrap()],
+            max_skew: Duration::from_secs(max_skew),
+        }
+    }
+
+    #[test]
+    fn a_line_is_in_its_window_up_to_the_skew_either_way() {
+        let listen = listen(300);
+        let arrival = 1_800_000_000;
+        for at in [arrival, arrival - 300, arrival + 300] {
+            assert!(listen.in_window(at, arrival), "{at}");
+        }
+        for at in [arrival - 301, arrival + 301, 0, i64::MAX, i64::MIN] {
+            assert!(!listen.in_window(at, arrival), "{at}");
+        }
+    }
+
+    #[test]
+    fn a_signature_is_never_checked_before_the_windows_start() {
+        let listen = listen(300);
+        let arrival = 1_800_000_000;
+        assert_eq!(listen.signature_time(arrival - 100, arrival), arrival - 100);
+        assert_eq!(listen.signature_time(arrival + 100, arrival), arrival + 100);
+        assert_eq!(
+            listen.signature_time(arrival - 30 * 86_400, arrival),
+            arrival - 300
+        );
+    }
+
+    #[test]
+    fn only_listed_senders_are_trusted_mapped_addresses_as_ipv4() {
+        let listen = listen(300);
+        assert!(listen.trusts("127.0.0.1".parse().unwrap()));
+        assert!(listen.trusts("::ffff:127.0.0.1".parse().unwrap()));
+        assert!(!listen.trusts("127.0.0.2".parse().unwrap()));
+        assert!(!listen.trusts("::1".parse().unwrap()));
     }
 }

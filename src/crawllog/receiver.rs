@@ -3,9 +3,13 @@
 //! and crawlers' requests handed to the writer through a bounded queue. A full queue drops the
 //! line and counts it: under a flood memory stays flat and the loss is visible.
 //!
+//! A line dated further from its arrival than `ACCESS_LOG_MAX_SKEW_SECS`, either way, is
+//! counted (`out_of_window`) and not stored: a line dated 2099 would keep its URL out of
+//! "waiting for recrawl" for ever, one backdated would replay an old signature.
+//!
 //! A line whose Web Bot Auth headers name a registry signer is that signer's crawler, whatever
 //! its User-Agent says; its signature is checked as the request path checks one, at the line's
-//! time. Each crawler's request gets its verdict here without stalling the socket: a verdict the
+//! time but never before its arrival minus the window ([`Listen::signature_time`]). Each crawler's request gets its verdict here without stalling the socket: a verdict the
 //! verification engine knows now goes with the line at once; otherwise the line waits off the
 //! loop ([`Verifier::decide`]) and is queued when its verdict arrives.
 //! When too many claims already wait, a line is counted unverified (as the engine answers
@@ -57,13 +61,14 @@ impl Onward {
         }
     }
 
-    /// Queues the line with its verdict, now or once the lookups end; never waits.
-    fn send(&self, fetch: Fetch, crawler: CrawlerId, signed: Option<Signed>) {
+    /// Queues the line with its verdict, now or once the lookups end; never waits. Its
+    /// signature is checked at `signature_time` ([`Listen::signature_time`]).
+    fn send(&self, fetch: Fetch, crawler: CrawlerId, signed: Option<Signed>, signature_time: i64) {
         let claim = Claim {
             crawler,
             addr: fetch.client,
             signed,
-            at: fetch.at,
+            at: signature_time,
         };
         let onward = self.clone();
         let decided = self.verifier.decide(claim, move |verdict| {
@@ -126,15 +131,17 @@ pub async fn receive(socket: UdpSocket, listen: Listen, registry: Arc<Registry>,
                 continue;
             }
         };
+        let arrival = chrono::Utc::now().timestamp();
         let datagram = String::from_utf8_lossy(&buffer[..length]);
         for text in datagram.split('\n').filter(|l| !l.trim().is_empty()) {
-            take_line(text, &registry, &onward);
+            take_line(text, arrival, &listen, &registry, &onward);
         }
     }
 }
 
-/// Counts one line and queues it when it is a crawler's GET or HEAD.
-fn take_line(text: &str, registry: &Registry, onward: &Onward) {
+/// Counts one line that arrived at `arrival` (unix seconds) and queues it when it is a
+/// crawler's GET or HEAD dated within `listen`'s window of its arrival.
+fn take_line(text: &str, arrival: i64, listen: &Listen, registry: &Registry, onward: &Onward) {
     let metrics = &onward.metrics;
     let (fetch, logged) = match line::parse_signed(syslog::message(text)) {
         Ok(parsed) => parsed,
@@ -144,6 +151,15 @@ fn take_line(text: &str, registry: &Registry, onward: &Onward) {
             return;
         }
     };
+    if !listen.in_window(fetch.at, arrival) {
+        metrics.line("out_of_window");
+        tracing::debug!(
+            at = fetch.at,
+            arrival,
+            "access log line dated outside ACCESS_LOG_MAX_SKEW_SECS of its arrival"
+        );
+        return;
+    }
     if !matches!(fetch.method.as_str(), "GET" | "HEAD") {
         metrics.line("ignored");
         return;
@@ -158,5 +174,6 @@ fn take_line(text: &str, registry: &Registry, onward: &Onward) {
         return;
     };
     metrics.line("parsed");
-    onward.send(fetch, crawler, signed);
+    let signature_time = listen.signature_time(fetch.at, arrival);
+    onward.send(fetch, crawler, signed, signature_time);
 }
