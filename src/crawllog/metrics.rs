@@ -46,6 +46,13 @@ pub struct CrawlLogMetrics {
     pub dropped: Counter,
     /// Datagrams dropped unread: their sender is not in `ACCESS_LOG_SENDERS`.
     pub untrusted: Counter,
+    /// Datagrams read and dropped because the queue to the parsing task was full.
+    pub queue_dropped: Counter,
+    /// Datagrams the kernel dropped for the socket (its receive buffer was full), as it counts
+    /// them (Linux).
+    pub socket_drops: Counter,
+    /// The socket's receive buffer as the kernel granted it, in bytes.
+    pub receive_buffer: Gauge,
     /// Crawler lines counted unverified because too many waited for a verdict.
     pub verify_busy: Counter,
     /// Crawler lines whose batch the database took.
@@ -74,6 +81,12 @@ pub struct Intake {
     pub out_of_window_lines: u64,
     /// Datagrams dropped unread: their sender is not in `ACCESS_LOG_SENDERS`.
     pub untrusted_datagrams: u64,
+    /// Datagrams the kernel dropped for the socket: its receive buffer was full (Linux).
+    pub socket_drops: u64,
+    /// Datagrams dropped because the queue between reading and parsing was full.
+    pub queue_dropped_datagrams: u64,
+    /// The socket's receive buffer as the kernel granted it, in bytes.
+    pub receive_buffer_bytes: u64,
     /// Crawler lines dropped because the database writer was behind.
     pub dropped_lines: u64,
     /// Crawler lines counted unverified because too many waited for a verdict.
@@ -97,6 +110,9 @@ impl CrawlLogMetrics {
             ignored_lines: self.lines_of("ignored"),
             out_of_window_lines: self.lines_of("out_of_window"),
             untrusted_datagrams: self.untrusted.get(),
+            socket_drops: self.socket_drops.get(),
+            queue_dropped_datagrams: self.queue_dropped.get(),
+            receive_buffer_bytes: u64::try_from(self.receive_buffer.get()).unwrap_or_default(),
             dropped_lines: self.dropped.get(),
             verify_busy_lines: self.verify_busy.get(),
         }
@@ -117,6 +133,21 @@ impl CrawlLogMetrics {
             "access_log_untrusted_datagrams",
             "Access log datagrams dropped unread because their sender is not in ACCESS_LOG_SENDERS",
             self.untrusted.clone(),
+        );
+        registry.register(
+            "access_log_socket_drops",
+            "Access log datagrams the kernel dropped for the socket because its receive buffer was full (Linux: /proc/net/udp)",
+            self.socket_drops.clone(),
+        );
+        registry.register(
+            "access_log_queue_dropped_datagrams",
+            "Access log datagrams read and dropped because the queue to the parser was full",
+            self.queue_dropped.clone(),
+        );
+        registry.register(
+            "access_log_receive_buffer_bytes",
+            "The access log socket's receive buffer as the kernel granted it (at most twice net.core.rmem_max)",
+            self.receive_buffer.clone(),
         );
         registry.register(
             "access_log_verify_busy_lines",

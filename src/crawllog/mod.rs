@@ -6,10 +6,15 @@
 //! # Layout
 //!
 //! - [`syslog`] and [`line`]: a datagram's lines unframed and parsed into a [`line::Fetch`].
-//! - `receiver`: the UDP socket; reads only the datagrams of the senders it trusts
-//!   (`ACCESS_LOG_SENDERS`; any other is dropped unread and counted); counts every line (`parsed`, `unparsed`, `ignored`), gets each
-//!   crawler's request its verdict from [`crate::verify`] without waiting on the socket, and
-//!   queues it in a bounded queue (full: dropped and counted, memory stays flat).
+//! - `socket`: the UDP socket, bound with a receive buffer sized for bursts, and the kernel's
+//!   count of its drops.
+//! - `intake`: the reading task, kept apart from parsing: reads only the datagrams of the
+//!   senders it trusts (`ACCESS_LOG_SENDERS`; any other is dropped unread and counted) and
+//!   queues them with their arrival time in a bounded queue (full: dropped and counted).
+//! - `receiver`: the parsing task; counts every line (`parsed`, `unparsed`, `ignored`,
+//!   `out_of_window`), gets each crawler's request its verdict from [`crate::verify`] without
+//!   waiting, and queues it for the writer in a bounded queue (full: dropped and counted,
+//!   memory stays flat).
 //! - `writer`: batches of the queue written to `sitemapd_crawls` and `sitemapd_crawl_paths`
 //!   (see [`crate::store`]), by two writers so one looks up while the other writes.
 //! - `crawls.rs`: the batch's rows of `sitemapd_crawls` (fetches and freshness per entry).
@@ -22,11 +27,13 @@
 //! whose operators document that they ignore robots.txt are exempt from the compliance report.
 
 mod crawls;
+mod intake;
 pub mod line;
 pub mod metrics;
 pub mod paths;
 mod receiver;
 pub mod report;
+mod socket;
 pub mod syslog;
 mod writer;
 
@@ -36,7 +43,6 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
-use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
 use crate::crawlers::Registry;
@@ -137,12 +143,12 @@ impl CrawlLog {
         metrics: CrawlLogMetrics,
     ) -> Result<(Arc<Self>, CrawlLogTasks), CrawlLogError> {
         let addr = listen.addr;
-        let socket = UdpSocket::bind(addr)
-            .await
-            .map_err(|cause| CrawlLogError { addr, cause })?;
-        let local_addr = socket
+        let bound = socket::bind(addr).map_err(|cause| CrawlLogError { addr, cause })?;
+        let local_addr = bound
+            .socket
             .local_addr()
             .map_err(|cause| CrawlLogError { addr, cause })?;
+        metrics.receive_buffer.set(bound.receive_buffer as i64);
         let (queue, lines) = mpsc::channel(QUEUE_LINES);
         let last = Arc::new(RwLock::new(Arc::new(CrawlReport::default())));
         let lines: writer::Queue = Arc::new(tokio::sync::Mutex::new(lines));
@@ -166,19 +172,28 @@ impl CrawlLog {
             metrics: metrics.clone(),
             last: last.clone(),
         };
+        let (to_parse, datagrams) = intake::queue();
         let mut tasks = vec![
-            tokio::spawn(receiver::receive(
-                socket,
+            tokio::spawn(intake::read(
+                bound.socket,
+                listen.clone(),
+                to_parse,
+                metrics.clone(),
+            )),
+            tokio::spawn(receiver::parse(
+                datagrams,
                 listen.clone(),
                 registry,
-                receiver::Onward::new(verifier, queue, metrics),
+                receiver::Onward::new(verifier, queue, metrics.clone()),
             )),
+            tokio::spawn(bound.drops.watch(metrics)),
             tokio::spawn(reporter.run()),
         ];
         tasks.extend(writers);
         let tasks = CrawlLogTasks(tasks);
         tracing::info!(addr = %local_addr, "receiving the access log");
         listen.announce(local_addr);
+        socket::announce(bound.receive_buffer);
         Ok((Arc::new(Self { local_addr, last }), tasks))
     }
 

@@ -1,7 +1,7 @@
-//! The UDP receiver: a datagram from a sender not in `ACCESS_LOG_SENDERS` is dropped unread and
-//! counted; every other datagram's lines are unframed, parsed and classified here, counted,
-//! and crawlers' requests handed to the writer through a bounded queue. A full queue drops the
-//! line and counts it: under a flood memory stays flat and the loss is visible.
+//! The parsing task: the lines of every datagram the reading task ([`super::intake`]) queued
+//! are unframed, parsed and classified here, counted, and crawlers' requests handed to the
+//! writer through a bounded queue. A full queue drops the line and counts it: under a flood
+//! memory stays flat and the loss is visible.
 //!
 //! A line dated further from its arrival than `ACCESS_LOG_MAX_SKEW_SECS`, either way, is
 //! counted (`out_of_window`) and not stored: a line dated 2099 would keep its URL out of
@@ -9,7 +9,8 @@
 //!
 //! A line whose Web Bot Auth headers name a registry signer is that signer's crawler, whatever
 //! its User-Agent says; its signature is checked as the request path checks one, at the line's
-//! time but never before its arrival minus the window ([`Listen::signature_time`]). Each crawler's request gets its verdict here without stalling the socket: a verdict the
+//! time but never before its arrival minus the window ([`Listen::signature_time`]). Each
+//! crawler's request gets its verdict here without stalling the parse: a verdict the
 //! verification engine knows now goes with the line at once; otherwise the line waits off the
 //! loop ([`Verifier::decide`]) and is queued when its verdict arrives.
 //! When too many claims already wait, a line is counted unverified (as the engine answers
@@ -17,18 +18,15 @@
 
 use std::sync::Arc;
 
-use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
+use super::intake::Datagrams;
 use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
 use super::Listen;
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::verify::{Claim, Decided, Message, SignatureHeaders, Signed, Verifier};
-
-/// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
-const DATAGRAM_BYTES: usize = 65_536;
 
 /// A crawler's request, as the writer receives it.
 #[derive(Debug, Clone)]
@@ -114,27 +112,17 @@ impl Onward {
     }
 }
 
-/// Receives until the task is dropped; a datagram from a sender `listen` does not trust is
-/// dropped unread and counted.
-pub async fn receive(socket: UdpSocket, listen: Listen, registry: Arc<Registry>, onward: Onward) {
-    let mut buffer = vec![0u8; DATAGRAM_BYTES];
-    loop {
-        let length = match socket.recv_from(&mut buffer).await {
-            Ok((_, peer)) if !listen.trusts(peer.ip()) => {
-                onward.metrics.untrusted.inc();
-                continue;
-            }
-            Ok((length, _peer)) => length,
-            Err(e) => {
-                // A UDP socket reports an earlier send's ICMP error here; keep receiving.
-                tracing::debug!(error = %e, "access log socket");
-                continue;
-            }
-        };
-        let arrival = chrono::Utc::now().timestamp();
-        let datagram = String::from_utf8_lossy(&buffer[..length]);
-        for text in datagram.split('\n').filter(|l| !l.trim().is_empty()) {
-            take_line(text, arrival, &listen, &registry, &onward);
+/// Parses every datagram queued until the reading task ends.
+pub async fn parse(
+    mut datagrams: Datagrams,
+    listen: Listen,
+    registry: Arc<Registry>,
+    onward: Onward,
+) {
+    while let Some(datagram) = datagrams.next().await {
+        let text = String::from_utf8_lossy(&datagram.bytes);
+        for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
+            take_line(line, datagram.arrival, &listen, &registry, &onward);
         }
     }
 }

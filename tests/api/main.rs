@@ -15,6 +15,7 @@ mod crawl_exempt;
 mod crawl_join;
 mod crawl_log;
 mod crawl_log_fronts;
+mod crawl_log_loss;
 mod crawl_log_trust;
 mod crawlers;
 mod current;
