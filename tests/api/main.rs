@@ -37,6 +37,7 @@ mod notify;
 mod operations;
 mod outage;
 mod policy;
+mod purge_delivery;
 mod range_lists_offline;
 mod readiness;
 mod redefined_view;
