@@ -1,6 +1,7 @@
 //! Where sitemapd listens besides `BIND_ADDR` and whom it believes there: `ACCESS_LOG_ADDR`
-//! with `ACCESS_LOG_SENDERS` and `ACCESS_LOG_MAX_SKEW_SECS` (the web server's access log), `ADMIN_BIND_ADDR` (the status page,
-//! never public); and the one parser of address lists (`TRUSTED_PROXIES` uses it too).
+//! with `ACCESS_LOG_SENDERS` and `ACCESS_LOG_MAX_SKEW_SECS` (the web server's access log),
+//! `ADMIN_BIND_ADDR` (the status page, never public); and the one parser of address lists
+//! (`TRUSTED_PROXIES` uses it too).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

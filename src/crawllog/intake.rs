@@ -100,9 +100,11 @@ impl Datagrams {
 }
 
 /// Reads `socket` until the task is dropped: a trusted sender's datagram is queued with its
-/// arrival time, any other dropped unread; both losses are counted.
+/// arrival time, any other dropped unread (the first stranger named in the log); both losses are
+/// counted.
 pub async fn read(socket: UdpSocket, listen: Listen, queue: Queue, metrics: CrawlLogMetrics) {
     let mut buffer = vec![0u8; DATAGRAM_BYTES];
+    let mut stranger_named = false;
     loop {
         let (length, peer) = match socket.recv_from(&mut buffer).await {
             Ok(received) => received,
@@ -114,6 +116,9 @@ pub async fn read(socket: UdpSocket, listen: Listen, queue: Queue, metrics: Craw
         };
         if !listen.trusts(peer.ip()) {
             metrics.untrusted.inc();
+            if !std::mem::replace(&mut stranger_named, true) {
+                tracing::warn!(sender = %peer.ip(), "access log datagram from a sender not in ACCESS_LOG_SENDERS dropped unread; further ones are only counted (sitemapd_access_log_untrusted_datagrams_total)");
+            }
             continue;
         }
         let datagram = Datagram {

@@ -132,8 +132,8 @@ pub struct CrawlLogError {
 }
 
 impl CrawlLog {
-    /// Binds `listen.addr` and starts receiving, writing and reporting for `sites`, knowing crawlers
-    /// by `registry` and telling true ones from forged ones by `verifier`.
+    /// Binds `listen.addr` and starts receiving, writing and reporting for `sites`, knowing
+    /// crawlers by `registry` and telling true ones from forged ones by `verifier`.
     pub async fn start(
         listen: Listen,
         sites: Vec<Arc<Site>>,
