@@ -431,10 +431,7 @@ async fn a_source_mixing_paths_and_absolute_urls_finds_both() {
     let addr = crawl_log(&app).local_addr();
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let send = |path: &str| {
-        let now = crate::crawl_log_trust::logged_now();
-        let line = format!(
-            "<190>Nov 25 22:00:00 web sitemapd: {now}\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"{path}\"\t200\t5\t\"{GOOGLEBOT}\""
-        );
+        let line = crate::crawl_log_trust::googlebot_line(path, chrono::Utc::now());
         socket.send_to(line.as_bytes(), addr).unwrap();
     };
     let fetched = |n: i64| move |r: &Value| googlebot(r)["coverage"]["fetched"] == n;
