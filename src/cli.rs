@@ -97,6 +97,17 @@ enum RobotsCommand {
     },
 }
 
+/// How long blocking tasks still running when a command ends may hold the exit. A name lookup
+/// still waiting for a DNS server that does not answer (an IP-range list's host, off the
+/// internet) runs on the blocking pool: it must not hold it. `serve` has spent its
+/// `SHUTDOWN_GRACE_SECS` already, all but [`crate::app::TEARDOWN`]: half of that is left.
+fn runtime_teardown(command: &Command) -> std::time::Duration {
+    match command {
+        Command::Serve | Command::Demo => crate::app::TEARDOWN / 2,
+        _ => std::time::Duration::from_secs(1),
+    }
+}
+
 /// Parses arguments, runs the command, returns the process exit code.
 pub fn run() -> i32 {
     let cli = Cli::parse();
@@ -117,6 +128,7 @@ pub fn run() -> i32 {
         _ => config,
     };
     let _log_writer = init_tracing(config.log_format);
+    let teardown = runtime_teardown(&command);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -144,9 +156,7 @@ pub fn run() -> i32 {
             Command::Import { file } => commands::import(&config, &file).await,
         }
     });
-    // A name lookup still waiting for a DNS server that does not answer (an IP-range list's
-    // host, off the internet) runs on the blocking pool: it must not hold the exit.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    runtime.shutdown_timeout(teardown);
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -40,6 +40,9 @@ pub struct Status {
     /// Crawler verification: whether it is on, the published range lists, forged traffic.
     pub verification: Verification,
     pub deliveries: Deliveries,
+    /// Crawl log (ACCESS_LOG_ADDR): what came in and what was lost where; `None` when it is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_log: Option<crate::crawllog::metrics::Intake>,
 }
 
 #[derive(Debug, Serialize)]
@@ -137,6 +140,10 @@ impl Status {
             busiest_day,
             verification,
             deliveries: crate::notify::summary::deliveries(&app.metrics.notify),
+            access_log: app
+                .crawl_log
+                .as_ref()
+                .map(|_| app.metrics.crawl_log.intake()),
         }
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 
 use crate::answer::Reader;
 use crate::config::Config;
@@ -126,10 +127,10 @@ impl Service {
             Some(store.clone()),
         )
         .await;
-        let (crawl_log, crawl_log_tasks) = match config.access_log_addr {
-            Some(addr) => {
+        let (crawl_log, crawl_log_tasks) = match &config.access_log {
+            Some(listen) => {
                 let (log, tasks) = crate::crawllog::CrawlLog::start(
-                    addr,
+                    listen.clone(),
                     sites.clone(),
                     config.routed_by_host,
                     crawlers.clone(),
@@ -214,20 +215,39 @@ impl Service {
             grace_secs = self.shutdown_grace.as_secs(),
             "shutting down; letting downloads finish"
         );
+        let deadline = Instant::now() + self.shutdown_grace.saturating_sub(TEARDOWN);
         let _ = stop_tx.send(());
-        let purges = async {
-            if let Some(purger) = &self.purger {
-                purger.drain(self.shutdown_grace).await;
-            }
-        };
-        let (served, (), ()) = tokio::join!(
-            tokio::time::timeout(self.shutdown_grace, server),
-            self.notifier.shutdown(self.shutdown_grace),
-            purges
-        );
-        if served.is_err() {
-            tracing::warn!("grace period over; closing remaining connections");
+        let waits = drain_within(deadline, server, &self.notifier, self.purger.as_deref());
+        if tokio::time::timeout_at(deadline, waits).await.is_err() {
+            tracing::warn!("grace period over; stopping what is still under way");
         }
+    }
+}
+
+/// What the grace period keeps, after every wait, to close the pools and flush the log: the
+/// process ends within `SHUTDOWN_GRACE_SECS` of the signal, whatever an endpoint does.
+pub const TEARDOWN: Duration = Duration::from_millis(250);
+
+/// Lets downloads, notifications and cache purges finish side by side until `deadline`.
+async fn drain_within(
+    deadline: Instant,
+    server: impl Future,
+    notifier: &Notifier,
+    purger: Option<&crate::purge::Purger>,
+) {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let purges = async {
+        if let Some(purger) = purger {
+            purger.drain(left).await;
+        }
+    };
+    let (served, (), ()) = tokio::join!(
+        tokio::time::timeout_at(deadline, server),
+        notifier.shutdown(left),
+        purges
+    );
+    if served.is_err() {
+        tracing::warn!("grace period over; closing remaining connections");
     }
 }
 

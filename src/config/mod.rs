@@ -83,8 +83,9 @@ pub struct Config {
     pub bind_addr: SocketAddr,
     /// `ADMIN_BIND_ADDR`: where the status page listens; `None`: nowhere. Never `bind_addr`.
     pub admin_addr: Option<SocketAddr>,
-    /// `ACCESS_LOG_ADDR`: the UDP address the web server sends its access log to; `None`: off.
-    pub access_log_addr: Option<SocketAddr>,
+    /// `ACCESS_LOG_ADDR` and `ACCESS_LOG_SENDERS`: the UDP address the web server sends its
+    /// access log to, and the senders read there; `None`: off.
+    pub access_log: Option<crate::crawllog::Listen>,
     /// `ADMIN_TOKEN`: required by the status page when set; needed to bind it beyond loopback.
     pub admin_token: Option<AdminToken>,
     pub page_size: usize,
@@ -231,7 +232,7 @@ impl Config {
                 AdminToken::from_vars(vars)?.is_some(),
             )?,
             admin_token: AdminToken::from_vars(vars)?,
-            access_log_addr: addresses::access_log_addr(vars)?,
+            access_log: addresses::access_log(vars)?,
             bind_addr,
             page_size: parse_with(
                 vars,

@@ -35,23 +35,7 @@ fn dns_server(raw: &str) -> Option<SocketAddr> {
 
 /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs (default `127.0.0.1,::1`).
 pub fn trusted_proxies(vars: &Vars) -> Result<Vec<IpNet>, ConfigError> {
-    const NAME: &str = "TRUSTED_PROXIES";
-    let raw = vars.get(NAME).unwrap_or("127.0.0.1,::1");
-    raw.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| {
-            item.parse::<IpNet>()
-                .or_else(|_| item.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| {
-                    ConfigError::new(
-                        NAME,
-                        raw,
-                        "comma-separated addresses or CIDRs like 10.0.0.0/8",
-                    )
-                })
-        })
-        .collect()
+    super::addresses::networks(vars, "TRUSTED_PROXIES", super::addresses::LOOPBACK)
 }
 
 #[cfg(test)]

@@ -1,10 +1,16 @@
-//! The UDP receiver: every datagram's lines are unframed, parsed and classified here, counted,
-//! and crawlers' requests handed to the writer through a bounded queue. A full queue drops the
-//! line and counts it: under a flood memory stays flat and the loss is visible.
+//! The parsing task: the lines of every datagram the reading task ([`super::intake`]) queued
+//! are unframed, parsed and classified here, counted, and crawlers' requests handed to the
+//! writer through a bounded queue. A full queue drops the line and counts it: under a flood
+//! memory stays flat and the loss is visible.
+//!
+//! A line dated further from its arrival than `ACCESS_LOG_MAX_SKEW_SECS`, either way, is
+//! counted (`out_of_window`) and not stored: a line dated 2099 would keep its URL out of
+//! "waiting for recrawl" for ever, one backdated would replay an old signature.
 //!
 //! A line whose Web Bot Auth headers name a registry signer is that signer's crawler, whatever
 //! its User-Agent says; its signature is checked as the request path checks one, at the line's
-//! time. Each crawler's request gets its verdict here without stalling the socket: a verdict the
+//! time but never before its arrival minus the window ([`Listen::signature_time`]). Each
+//! crawler's request gets its verdict here without stalling the parse: a verdict the
 //! verification engine knows now goes with the line at once; otherwise the line waits off the
 //! loop ([`Verifier::decide`]) and is queued when its verdict arrives.
 //! When too many claims already wait, a line is counted unverified (as the engine answers
@@ -12,17 +18,15 @@
 
 use std::sync::Arc;
 
-use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
+use super::intake::Datagrams;
 use super::line::{self, Fetch, LoggedSignature};
 use super::metrics::CrawlLogMetrics;
 use super::syslog;
+use super::Listen;
 use crate::crawlers::{CrawlerId, Registry, Trust};
 use crate::verify::{Claim, Decided, Message, SignatureHeaders, Signed, Verifier};
-
-/// Largest datagram read; a longer one is truncated by the socket (and then fails to parse).
-const DATAGRAM_BYTES: usize = 65_536;
 
 /// A crawler's request, as the writer receives it.
 #[derive(Debug, Clone)]
@@ -55,13 +59,14 @@ impl Onward {
         }
     }
 
-    /// Queues the line with its verdict, now or once the lookups end; never waits.
-    fn send(&self, fetch: Fetch, crawler: CrawlerId, signed: Option<Signed>) {
+    /// Queues the line with its verdict, now or once the lookups end; never waits. Its
+    /// signature is checked at `signature_time` ([`Listen::signature_time`]).
+    fn send(&self, fetch: Fetch, crawler: CrawlerId, signed: Option<Signed>, signature_time: i64) {
         let claim = Claim {
             crawler,
             addr: fetch.client,
             signed,
-            at: fetch.at,
+            at: signature_time,
         };
         let onward = self.clone();
         let decided = self.verifier.decide(claim, move |verdict| {
@@ -107,27 +112,24 @@ impl Onward {
     }
 }
 
-/// Receives until the task is dropped.
-pub async fn receive(socket: UdpSocket, registry: Arc<Registry>, onward: Onward) {
-    let mut buffer = vec![0u8; DATAGRAM_BYTES];
-    loop {
-        let length = match socket.recv_from(&mut buffer).await {
-            Ok((length, _peer)) => length,
-            Err(e) => {
-                // A UDP socket reports an earlier send's ICMP error here; keep receiving.
-                tracing::debug!(error = %e, "access log socket");
-                continue;
-            }
-        };
-        let datagram = String::from_utf8_lossy(&buffer[..length]);
-        for text in datagram.split('\n').filter(|l| !l.trim().is_empty()) {
-            take_line(text, &registry, &onward);
+/// Parses every datagram queued until the reading task ends.
+pub async fn parse(
+    mut datagrams: Datagrams,
+    listen: Listen,
+    registry: Arc<Registry>,
+    onward: Onward,
+) {
+    while let Some(datagram) = datagrams.next().await {
+        let text = String::from_utf8_lossy(&datagram.bytes);
+        for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
+            take_line(line, datagram.arrival, &listen, &registry, &onward);
         }
     }
 }
 
-/// Counts one line and queues it when it is a crawler's GET or HEAD.
-fn take_line(text: &str, registry: &Registry, onward: &Onward) {
+/// Counts one line that arrived at `arrival` (unix seconds) and queues it when it is a
+/// crawler's GET or HEAD dated within `listen`'s window of its arrival.
+fn take_line(text: &str, arrival: i64, listen: &Listen, registry: &Registry, onward: &Onward) {
     let metrics = &onward.metrics;
     let (fetch, logged) = match line::parse_signed(syslog::message(text)) {
         Ok(parsed) => parsed,
@@ -137,6 +139,15 @@ fn take_line(text: &str, registry: &Registry, onward: &Onward) {
             return;
         }
     };
+    if !listen.in_window(fetch.at, arrival) {
+        metrics.line("out_of_window");
+        tracing::debug!(
+            at = fetch.at,
+            arrival,
+            "access log line dated outside ACCESS_LOG_MAX_SKEW_SECS of its arrival"
+        );
+        return;
+    }
     if !matches!(fetch.method.as_str(), "GET" | "HEAD") {
         metrics.line("ignored");
         return;
@@ -151,5 +162,6 @@ fn take_line(text: &str, registry: &Registry, onward: &Onward) {
         return;
     };
     metrics.line("parsed");
-    onward.send(fetch, crawler, signed);
+    let signature_time = listen.signature_time(fetch.at, arrival);
+    onward.send(fetch, crawler, signed, signature_time);
 }

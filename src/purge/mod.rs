@@ -10,8 +10,13 @@
 //! a cache that refetches at once may get the old bytes from a replica that follows and has not
 //! loaded the save yet: the `PURGE`s are sent again [`FOLLOWERS_CATCH_UP`] later (they are
 //! idempotent and cheap), and the one JSON POST of a save waits that long.
+//!
+//! An endpoint's failures are logged once per period with their counts ([`failures`]), and a
+//! shutdown waits for the queues at most the time it is given ([`Purger::drain`]): an endpoint
+//! that never answers cannot keep the process.
 
 mod changed;
+mod failures;
 mod send;
 
 use std::sync::{Arc, Mutex, Weak};
@@ -137,6 +142,8 @@ pub struct Purger {
     metrics: PurgeMetrics,
     /// Lists queued and not sent yet, over every endpoint: what a shutdown waits for.
     pending: Arc<watch::Sender<usize>>,
+    /// Each endpoint's failures not logged yet: logged at the latest when the process drains.
+    failures: Vec<Arc<failures::FailureLog>>,
 }
 
 impl Purger {
@@ -150,24 +157,27 @@ impl Purger {
         }
         let client = crate::notify::delivery::client()?;
         let pending = Arc::new(watch::Sender::new(0));
-        let queues = endpoints
-            .iter()
-            .map(|endpoint| {
-                let (tx, rx) = mpsc::channel(QUEUED_SAVES);
-                let sender = send::Sender {
-                    endpoint: endpoint.clone(),
-                    client: client.clone(),
-                    metrics: metrics.clone(),
-                    pending: pending.clone(),
-                };
-                tokio::spawn(sender.run(rx));
-                tx
-            })
-            .collect();
+        let mut queues = Vec::with_capacity(endpoints.len());
+        let mut logs = Vec::with_capacity(endpoints.len());
+        for endpoint in endpoints {
+            let (tx, rx) = mpsc::channel(QUEUED_SAVES);
+            let failures = Arc::new(failures::FailureLog::new(endpoint.shown()));
+            let sender = send::Sender {
+                endpoint: endpoint.clone(),
+                client: client.clone(),
+                metrics: metrics.clone(),
+                pending: pending.clone(),
+                failures: failures.clone(),
+            };
+            tokio::spawn(sender.run(rx));
+            queues.push(tx);
+            logs.push(failures);
+        }
         Ok(Some(Arc::new(Self {
             queues,
             metrics,
             pending,
+            failures: logs,
         })))
     }
 
@@ -192,13 +202,16 @@ impl Purger {
 impl Purger {
     /// When the process drains: waits until every queued list is sent (or given up), for at
     /// most `timeout`; what is left then is dropped, and those files stay cached until their
-    /// shared TTL ends.
+    /// shared TTL ends. Then logs each endpoint's failures not logged yet.
     pub async fn drain(&self, timeout: Duration) {
         let mut pending = self.pending.subscribe();
         let sent = pending.wait_for(|n| *n == 0);
         if tokio::time::timeout(timeout, sent).await.is_err() {
             let left = *self.pending.borrow();
             tracing::warn!(lists = left, "cache purges still pending at shutdown; those files stay cached until their shared TTL ends");
+        }
+        for failures in &self.failures {
+            failures.log_now();
         }
     }
 }

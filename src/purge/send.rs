@@ -1,6 +1,7 @@
 //! One endpoint's task: takes the lists saves left in its queue, in order, and sends them, a
 //! few `PURGE`s at a time or one JSON POST per list, each request retried with exponential
-//! backoff (honouring `Retry-After`) before it is counted as failed. With replicas, a list is
+//! backoff (honouring `Retry-After`) before it is counted as failed, and noted for the
+//! endpoint's one log line per period ([`super::failures`]). With replicas, a list is
 //! kept until the followers caught up: `PURGE`s are sent again then, the POST only then; lists
 //! received meanwhile are sent as they come.
 
@@ -15,6 +16,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 use url::Url;
 
+use super::failures::{Failure, FailureLog};
 use super::{Batch, Endpoint, PurgeMetrics};
 use crate::notify::delivery::{judge, Attempt, Backoff};
 
@@ -34,6 +36,8 @@ pub(super) struct Sender {
     pub metrics: PurgeMetrics,
     /// Lists not sent yet (see [`super::Purger::drain`]).
     pub pending: Arc<watch::Sender<usize>>,
+    /// The endpoint's failures not logged yet.
+    pub failures: Arc<FailureLog>,
 }
 
 impl Sender {
@@ -44,7 +48,11 @@ impl Sender {
         let mut open = true;
         while open || !kept.is_empty() {
             let due = kept.front().map(|(at, _)| *at);
+            let log_due = self.failures.due();
             tokio::select! {
+                () = sleep_until(log_due.unwrap_or_else(Instant::now)), if log_due.is_some() => {
+                    self.failures.log_if_ended();
+                }
                 received = queue.recv(), if open => match received {
                     Some(batch) => self.received(batch, &mut kept).await,
                     None => open = false,
@@ -95,7 +103,7 @@ impl Sender {
         };
         let purge = Method::from_bytes(b"PURGE").expect("PURGE is a method token");
         let delivered = self
-            .with_retries(file, || {
+            .with_retries(|| {
                 let request = self
                     .client
                     .request(purge.clone(), target.clone())
@@ -117,7 +125,7 @@ impl Sender {
     /// One JSON POST of every URL of the list.
     async fn post_list(&self, relay: &Url, batch: &Batch) {
         let delivered = self
-            .with_retries(&batch.site, || {
+            .with_retries(|| {
                 let request = self.client.post(relay.clone()).json(&batch.urls);
                 async move { judge(request.send().await).await }
             })
@@ -126,39 +134,43 @@ impl Sender {
     }
 
     /// Makes the request `attempt` builds until it is delivered, refused, or [`TRIES`] ran
-    /// out; whether it was delivered.
-    async fn with_retries<F, Fut>(&self, what: &str, attempt: F) -> bool
+    /// out; how it ended.
+    async fn with_retries<F, Fut>(&self, attempt: F) -> Result<(), Failure>
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Attempt>,
     {
-        for tried in 1..=TRIES {
+        let mut tried = 1;
+        loop {
             match attempt().await {
-                Attempt::Delivered => return true,
-                Attempt::Rejected { reason } => {
-                    tracing::warn!(endpoint = %self.endpoint.shown(), url = what, %reason, "the cache refused the purge");
-                    return false;
+                Attempt::Delivered => return Ok(()),
+                Attempt::Rejected { reason } => return Err(Failure::Refused(reason)),
+                Attempt::Retry { reason, .. } if tried >= TRIES => {
+                    return Err(Failure::GaveUp(reason))
                 }
                 Attempt::Retry {
                     reason,
                     retry_after,
-                } if tried < TRIES => {
+                } => {
                     self.metrics.retries.inc();
                     let pause = BACKOFF.delay(tried, retry_after);
-                    tracing::debug!(endpoint = %self.endpoint.shown(), url = what, %reason, pause_secs = pause.as_secs(), "purge failed; trying again");
+                    tracing::debug!(endpoint = %self.endpoint.shown(), %reason, pause_secs = pause.as_secs(), "purge failed; trying again");
                     tokio::time::sleep(pause).await;
-                }
-                Attempt::Retry { reason, .. } => {
-                    tracing::warn!(endpoint = %self.endpoint.shown(), url = what, %reason, tries = TRIES, "could not purge; the cache keeps the old file until its shared TTL ends");
+                    tried += 1;
                 }
             }
         }
-        false
     }
 
-    fn count(&self, delivered: bool, urls: usize) {
-        let outcome = if delivered { "purged" } else { "failed" };
-        self.metrics.count(outcome, urls);
+    /// Counts `urls` purged or failed; a failure is noted for the endpoint's next log line.
+    fn count(&self, delivered: Result<(), Failure>, urls: usize) {
+        match delivered {
+            Ok(()) => self.metrics.count("purged", urls),
+            Err(failure) => {
+                self.metrics.count("failed", urls);
+                self.failures.note(&failure, urls);
+            }
+        }
     }
 }
 

@@ -46,8 +46,9 @@ async fn fetches_a_person_asked_for_are_exempt_never_violations(backend: Backend
         ("/private/crawled", GPTBOT),
         ("/private/ad", OAI_ADSBOT),
     ] {
+        let now = crate::crawl_log_trust::logged_now();
         let line = format!(
-            "<190>Nov 25 22:00:00 web sitemapd: 2026-11-25T22:00:00+0000\t20.0.0.1\t\"{HOST}\"\
+            "<190>Nov 25 22:00:00 web sitemapd: {now}\t20.0.0.1\t\"{HOST}\"\
              \t\"GET\"\t\"{path}\"\t200\t5\t\"{user_agent}\""
         );
         socket.send_to(line.as_bytes(), addr).unwrap();

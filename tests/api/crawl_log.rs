@@ -366,8 +366,9 @@ async fn lines_sent_through_logger_as_apache_pipes_them_are_counted() {
     let robots = template_file("User-agent: *\nDisallow: /private/\n");
     let app = start(&db, robots.path()).await;
     let addr = crawl_log(&app).local_addr();
+    let now = crate::crawl_log_trust::logged_now();
     let lines = format!(
-        "2026-11-25T22:00:00+0000\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"/a\"\t200\t5\t\"{GOOGLEBOT}\"\n\
+        "{now}\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"/a\"\t200\t5\t\"{GOOGLEBOT}\"\n\
          127.0.0.1 - - [25/Nov/2026:22:00:00 +0000] \"GET /a HTTP/1.1\" 200 5\n"
     );
     let mut logger = Command::new("logger")
@@ -430,9 +431,7 @@ async fn a_source_mixing_paths_and_absolute_urls_finds_both() {
     let addr = crawl_log(&app).local_addr();
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let send = |path: &str| {
-        let line = format!(
-            "<190>Nov 25 22:00:00 web sitemapd: 2026-11-25T22:00:00+0000\t66.249.66.1\t\"{HOST}\"\t\"GET\"\t\"{path}\"\t200\t5\t\"{GOOGLEBOT}\""
-        );
+        let line = crate::crawl_log_trust::googlebot_line(path, chrono::Utc::now());
         socket.send_to(line.as_bytes(), addr).unwrap();
     };
     let fetched = |n: i64| move |r: &Value| googlebot(r)["coverage"]["fetched"] == n;
