@@ -120,10 +120,12 @@ impl Service {
         } = Sites::open(config, &notifier, purger.as_ref(), &metrics).await?;
         let indexnow_key = notifier.indexnow_key().cloned();
         // One verifier serves the request path's ledger and the crawl log.
+        let public: Vec<_> = sites.iter().map(|site| site.base().clone()).collect();
         let verifier = crate::verify::Verifier::start(
             crawlers.clone(),
             config.verify.clone(),
             Some(store.clone()),
+            &public,
         )
         .await;
         let (crawl_log, crawl_log_tasks) = match config.access_log_addr {
