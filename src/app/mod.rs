@@ -119,8 +119,11 @@ impl Service {
             leases,
         } = Sites::open(config, &notifier, purger.as_ref(), &metrics).await?;
         let indexnow_key = notifier.indexnow_key().cloned();
+        // The URLs the sites are served at, for signatures covering `@target-uri`.
+        let public: Vec<_> = (sites.iter())
+            .flat_map(|site| [site.base().clone(), site.files().clone()])
+            .collect();
         // One verifier serves the request path's ledger and the crawl log.
-        let public: Vec<_> = sites.iter().map(|site| site.base().clone()).collect();
         let verifier = crate::verify::Verifier::start(
             crawlers.clone(),
             config.verify.clone(),

@@ -143,7 +143,7 @@ impl Signatures {
         let all = input::read(headers).ok()?;
         let listed = |s: &input::Signature| self.signers.get(&s.directory).copied();
         let crawler = all.iter().find_map(listed)?;
-        let public = self.public_origin(message.authority);
+        let public = public_origin(&self.public, message.authority);
         let signatures = all
             .into_iter()
             .filter(|s| listed(s) == Some(crawler))
@@ -217,21 +217,6 @@ impl Signatures {
         self.directories.states()
     }
 
-    /// Signatures kept against replays now, of requests and of log lines.
-    pub fn replays_kept(&self) -> usize {
-        self.replays.iter().map(|r| lock(r).len()).sum()
-    }
-
-    /// The origin a request to `authority` was made to: the site's whose base URL the Host
-    /// names, else the one site's (a single site answers any Host).
-    fn public_origin(&self, authority: &str) -> Option<&str> {
-        let named = self.public.iter().find(|base| base.is_named_by(authority));
-        match (named, self.public.as_slice()) {
-            (Some(base), _) | (None, [base]) => Some(base.origin_text()),
-            (None, _) => None,
-        }
-    }
-
     /// [`judge`], then not verified again when another address counted the signature.
     fn judged(&self, signed: &Signed, ready: &Ready, keys: &Keys, addr: IpAddr, now: i64) -> Trust {
         let trust = judge(ready, keys);
@@ -244,6 +229,16 @@ impl Signatures {
             true => Trust::Verified,
             false => Trust::Unverified,
         }
+    }
+}
+
+/// The origin a request to `authority` was made to, of `public` (distinct origins): the one
+/// whose base URL the Host names, else the only one (a single site answers any Host).
+fn public_origin<'a>(public: &'a [BaseUrl], authority: &str) -> Option<&'a str> {
+    let named = public.iter().find(|base| base.is_named_by(authority));
+    match (named, public) {
+        (Some(base), _) | (None, [base]) => Some(base.origin_text()),
+        (None, _) => None,
     }
 }
 
@@ -330,6 +325,24 @@ mod tests {
         assert!(!in_time(Some(now), Some(now + LONGEST_VALIDITY + 1), now));
         assert!(!in_time(None, Some(now + 60), now));
         assert!(!in_time(Some(now), None, now));
+    }
+
+    #[test]
+    fn the_public_origin_is_the_one_the_host_names_or_the_only_one() {
+        let base = |url: &str| BaseUrl::parse(url).unwrap();
+        let one = [base("https://www.example.com/catalog/")];
+        let two = [base("https://a.example/"), base("http://b.example:8080/")];
+        let cases: &[(&[BaseUrl], &str, Option<&str>)] = &[
+            (&one, "www.example.com", Some("https://www.example.com")),
+            (&one, "127.0.0.1:8080", Some("https://www.example.com")),
+            (&two, "A.example:443", Some("https://a.example")),
+            (&two, "b.example:8080", Some("http://b.example:8080")),
+            (&two, "c.example", None),
+            (&[], "a.example", None),
+        ];
+        for (public, authority, origin) in cases {
+            assert_eq!(public_origin(public, authority), *origin, "{authority}");
+        }
     }
 
     #[test]
