@@ -345,6 +345,41 @@ mod tests {
         }
     }
 
+    /// A signer is the directory URL it names: an origin and its well-known URL are one signer,
+    /// another path of the same origin is none of the registry's.
+    #[test]
+    fn a_signer_is_named_by_its_directory_url() {
+        let registry = Registry::builtin();
+        let signatures = Signatures::new(&registry, &[]);
+        let input = r#"sig1=("@authority" "signature-agent");created=1;keyid="k";expires=2;tag="web-bot-auth""#;
+        let chatgpt = registry.by_name("ChatGPT Agent");
+        let field = |_: &str| None;
+        let message = Message {
+            method: "GET",
+            authority: "example.com",
+            target: "/",
+            field: &field,
+        };
+        let cases = [
+            (r#""https://chatgpt.com""#, chatgpt),
+            (
+                r#"sig1="https://chatgpt.com/.well-known/http-message-signatures-directory""#,
+                chatgpt,
+            ),
+            (r#"sig1="https://chatgpt.com/keys.json""#, None),
+            (r#"sig1="http://chatgpt.com""#, None),
+        ];
+        for (agent, crawler) in cases {
+            let headers = SignatureHeaders {
+                agent: Some(agent),
+                input,
+                signature: None,
+            };
+            let read = signatures.read(headers, &message, Seen::Request);
+            assert_eq!(read.map(|s| s.crawler), crawler, "{agent}");
+        }
+    }
+
     #[test]
     fn without_a_verified_signature_forged_needs_every_one_forged() {
         use Trust::{Forged, Unverified};
