@@ -16,7 +16,8 @@
 # the ratio meaningful while the machine's speed drifts.
 #
 # Environment: BENCH_N, AB_REQUESTS, AB_RUNS, AB_ENV_A and AB_ENV_B (space-separated NAME=value
-# settings for one side's server only), BENCH_ADMIN_URL (default
+# settings for one side's server only), AB_HEADERS (more request headers for both sides, one
+# `Name: value` a line, e.g. a Web Bot Auth signature: bench/ab304-signed.sh), BENCH_ADMIN_URL (default
 # postgres://postgres@127.0.0.1:5432/postgres). Talks to 127.0.0.1 only; both servers are stopped
 # by their PIDs on exit; the database is dropped at the end.
 set -euo pipefail
@@ -72,11 +73,18 @@ start() { # start BIN PORT DB [NAME=value…]: a server, ready when its first si
     exit 1
 }
 
+EXTRA=()
+while IFS= read -r header; do
+    [ -n "$header" ] && EXTRA+=(-H "$header")
+done <<<"${AB_HEADERS:-}"
+MORE=""
+[ ${#EXTRA[@]} -eq 0 ] || MORE=" and $((${#EXTRA[@]} / 2)) more headers"
+
 etag() { curl -fsI "http://127.0.0.1:$1/sitemap-1.xml.gz" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}'; }
 
 measure() { # measure PORT ETAG: requests per second of one ab run; every answer must be 304
     local out
-    out=$(ab -q -n "$REQUESTS" -c 32 -k -H "User-Agent: $UA" -H "If-None-Match: $2" \
+    out=$(ab -q -n "$REQUESTS" -c 32 -k -H "User-Agent: $UA" -H "If-None-Match: $2" "${EXTRA[@]}" \
         "http://127.0.0.1:$1/sitemap-1.xml.gz" 2>&1)
     local non2xx
     non2xx=$(awk '/Non-2xx responses/{print $3}' <<<"$out")
@@ -113,4 +121,4 @@ echo "| A: $BIN_A ${AB_ENV_A:-} | $(summary "$WORK/a") |"
 echo "| B: $BIN_B ${AB_ENV_B:-} | $(summary "$WORK/b") |"
 echo
 echo "A/B, median of $RUNS paired ratios: $(sort -g "$WORK/ratio" | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')" \
-    "($N rows, ab -n $REQUESTS -c 32 -k, Googlebot User-Agent, $(nproc) CPUs)"
+    "($N rows, ab -n $REQUESTS -c 32 -k, Googlebot User-Agent$MORE, $(nproc) CPUs)"

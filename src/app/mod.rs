@@ -120,11 +120,16 @@ impl Service {
             leases,
         } = Sites::open(config, &notifier, purger.as_ref(), &metrics).await?;
         let indexnow_key = notifier.indexnow_key().cloned();
+        // The URLs the sites are served at, for signatures covering `@target-uri`.
+        let public: Vec<_> = (sites.iter())
+            .flat_map(|site| [site.base().clone(), site.files().clone()])
+            .collect();
         // One verifier serves the request path's ledger and the crawl log.
         let verifier = crate::verify::Verifier::start(
             crawlers.clone(),
             config.verify.clone(),
             Some(store.clone()),
+            &public,
         )
         .await;
         let (crawl_log, crawl_log_tasks) = match &config.access_log {

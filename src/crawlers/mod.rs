@@ -5,6 +5,7 @@
 //!   names, robots.txt tokens, purposes, verification methods; parsed once, by the
 //!   configuration ([`crate::config::Config::crawlers`]), and shared as `Arc<Registry>`.
 //! - [`user_agent`]: the classification rule, which registry crawler a User-Agent names.
+//! - [`signer`]: what names a Web Bot Auth signer's key directory (origin or URL).
 //! - [`Trust`]: the verdict a request is counted under (verified, unverified, forged).
 //!
 //! Nothing here locks, counts or does I/O beyond reading the registry file: what crawlers did
@@ -12,6 +13,7 @@
 //! site).
 
 pub mod registry;
+pub mod signer;
 mod trust;
 pub mod user_agent;
 

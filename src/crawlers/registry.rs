@@ -118,8 +118,8 @@ pub struct CrawlerInfo {
     pub verify_dns: Vec<String>,
     /// URLs of the IP-range JSON its operator publishes.
     pub verify_ranges: Vec<String>,
-    /// Origins whose Web Bot Auth key directory it signs requests with, e.g.
-    /// `https://chatgpt.com` (no path, no trailing slash).
+    /// The Web Bot Auth signers it signs requests with: origins (`https://chatgpt.com`, no
+    /// trailing slash) or URLs of their key directories ([`crate::crawlers::signer`]).
     pub signature_agent: Vec<String>,
     /// Whether it reads and obeys robots.txt; `false` for fetchers their operator documents as
     /// ignoring it (fetches a person asked for): the compliance report shows them as exempt.

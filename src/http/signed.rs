@@ -31,7 +31,7 @@ pub fn signature(verifier: &Verifier, request: &Request) -> Option<Signed> {
         input,
         signature: signature.as_deref(),
     };
-    verifier.signed(signature_headers, &message)
+    verifier.signed_request(signature_headers, &message)
 }
 
 /// A header field's value, its lines joined with `, ` (RFC 9110 section 5.3).

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::signature::{Message, SignatureHeaders, Signed};
+use super::signature::{Message, Seen, SignatureHeaders, Signed};
 use super::{DirectoryStatus, Verifier};
 use crate::crawlers::{CrawlerId, Trust};
 
@@ -84,14 +84,34 @@ pub struct VerifiedBy {
 }
 
 impl Verifier {
-    /// The Web Bot Auth signature of a request, when its headers carry one that names a
-    /// registry signer (`None` too with verification off). Costs nothing without
+    /// The Web Bot Auth signatures of a request to sitemapd, when its headers carry one that
+    /// names a registry signer (`None` too with verification off). Costs nothing without
     /// `Signature-Input`: the caller passes headers only when it is there.
+    pub fn signed_request(
+        &self,
+        headers: SignatureHeaders<'_>,
+        message: &Message<'_>,
+    ) -> Option<Signed> {
+        self.read_signed(headers, message, Seen::Request)
+    }
+
+    /// [`Verifier::signed_request`] for a request as a line of the web server's access log
+    /// kept it (the crawl log): its replays are counted apart from sitemapd's own requests, which
+    /// the same fetch may also be.
     pub fn signed(&self, headers: SignatureHeaders<'_>, message: &Message<'_>) -> Option<Signed> {
+        self.read_signed(headers, message, Seen::Line)
+    }
+
+    fn read_signed(
+        &self,
+        headers: SignatureHeaders<'_>,
+        message: &Message<'_>,
+        seen: Seen,
+    ) -> Option<Signed> {
         if !self.settings.on {
             return None;
         }
-        self.signatures.read(headers, message)
+        self.signatures.read(headers, message, seen)
     }
 
     /// The verdict on `claim` known now, without fetching or looking anything up.
@@ -100,7 +120,7 @@ impl Verifier {
             return Some(Verdict::UNVERIFIED);
         }
         let signature = match &claim.signed {
-            Some(signed) => Some(self.signatures.cached(signed, claim.at)?),
+            Some(signed) => Some(self.signatures.cached(signed, claim.addr, claim.at)?),
             None => None,
         };
         if signature == Some(Trust::Verified) {
@@ -119,7 +139,7 @@ impl Verifier {
             return Verdict::UNVERIFIED;
         }
         let signature = match &claim.signed {
-            Some(signed) => Some(self.signatures.verdict(signed, claim.at).await),
+            Some(signed) => Some(self.signatures.verdict(signed, claim.addr, claim.at).await),
             None => None,
         };
         if signature == Some(Trust::Verified) {

@@ -28,6 +28,7 @@ use prometheus_client::metrics::counter::Counter;
 use tokio::sync::{watch, Semaphore};
 
 use crate::crawlers::{CrawlerId, Registry, Trust};
+use crate::sitemap::BaseUrl;
 use crate::store::Store;
 use crate::sync::lock;
 use cache::{Bucket, Cache, Key};
@@ -128,7 +129,7 @@ pub struct Verifier {
     fetcher: Option<tokio::task::JoinHandle<()>>,
     /// Permits for the claims waiting in [`Verifier::later`].
     waiting: Arc<Semaphore>,
-    /// The registry's signer origins and their key directories.
+    /// The registry's signers, their key directories and the replays seen.
     signatures: Arc<Signatures>,
     /// Per crawler, the requests each method verified ([`Verifier::tally`]).
     verified_by: Box<[[AtomicU64; 3]]>,
@@ -168,12 +169,14 @@ impl Drop for Verifier {
 impl Verifier {
     /// Loads the stored range lists, starts fetching them (at once, then daily) and returns.
     /// Never fails the start: a list that cannot be fetched is shown on the status page.
+    /// `public`: the base URLs the sites are served at, for signatures covering `@target-uri`.
     pub async fn start(
         registry: Arc<Registry>,
         settings: VerifySettings,
         store: Option<Store>,
+        public: &[BaseUrl],
     ) -> Arc<Self> {
-        let mut verifier = Self::new(registry, settings, store, Limits::default());
+        let mut verifier = Self::new(registry, settings, store, Limits::default(), public);
         if verifier.settings.on {
             verifier.engine.lists.load().await;
             let engine = verifier.engine.clone();
@@ -189,14 +192,15 @@ impl Verifier {
 
     /// A verifier that fetches nothing by itself: its stored lists are loaded, and
     /// [`Verifier::fetch_ranges`] fetches them. For tests and tools that want the fetches in
-    /// their hands, and limits of their own.
+    /// their hands, and limits of their own. It knows no site: a signature covering
+    /// `@target-uri` is unverified.
     pub async fn with_limits(
         registry: Arc<Registry>,
         settings: VerifySettings,
         store: Option<Store>,
         limits: Limits,
     ) -> Arc<Self> {
-        let verifier = Self::new(registry, settings, store, limits);
+        let verifier = Self::new(registry, settings, store, limits, &[]);
         if verifier.settings.on {
             verifier.engine.lists.load().await;
         }
@@ -208,6 +212,7 @@ impl Verifier {
         settings: VerifySettings,
         store: Option<Store>,
         limits: Limits,
+        public: &[BaseUrl],
     ) -> Self {
         let mut urls: Vec<String> = Vec::new();
         let mut suffixes: Vec<Vec<String>> = Vec::new();
@@ -236,7 +241,7 @@ impl Verifier {
             lookups: Counter::default(),
             limited: Counter::default(),
         };
-        let signatures = Arc::new(Signatures::new(&registry));
+        let signatures = Arc::new(Signatures::new(&registry, public));
         let verified_by = registry.ids().map(|_| Default::default()).collect();
         Self {
             registry,

@@ -28,10 +28,13 @@ pub struct RangeListStatus {
     pub error: Option<String>,
 }
 
-/// One signer origin's key directory, for people.
+/// One signer's key directory, for people.
 #[derive(Debug, Serialize)]
 pub struct SignatureDirectoryStatus {
+    /// The origin of its URL.
     pub origin: String,
+    /// The URL it is fetched from, which names the signers verified with it.
+    pub url: String,
     /// Its Ed25519 keys in use.
     pub keys: usize,
     /// When the keys in use were fetched (RFC 3339); `None`: never (fetched at a signed
@@ -58,6 +61,7 @@ impl Verifier {
             .into_iter()
             .map(|directory| SignatureDirectoryStatus {
                 origin: directory.origin,
+                url: directory.url,
                 keys: directory.keys,
                 fetched_at: directory.fetched_at.map(time),
                 error: directory.error,

@@ -47,6 +47,7 @@ mod replicas;
 mod requests;
 mod robots;
 mod serving;
+mod signature_agents;
 mod signatures;
 mod strategies;
 mod structure;

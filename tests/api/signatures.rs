@@ -14,13 +14,13 @@ use crate::helpers::{
 };
 
 /// ChatGPT's agent fetches with a plain Chrome User-Agent: only its signature names it.
-const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+pub(crate) const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-async fn status_json(admin: &str) -> Value {
+pub(crate) async fn status_json(admin: &str) -> Value {
     reqwest::get(format!("{admin}/status.json"))
         .await
         .unwrap()
@@ -30,7 +30,7 @@ async fn status_json(admin: &str) -> Value {
 }
 
 /// `name`'s (verified, unverified, forged) counts and its verified-by-signature count.
-fn counts(status: &Value, name: &str) -> (u64, u64, u64, u64) {
+pub(crate) fn counts(status: &Value, name: &str) -> (u64, u64, u64, u64) {
     let crawlers = status["crawlers"].as_array().unwrap();
     let Some(c) = crawlers.iter().find(|c| c["crawler"] == name) else {
         return (0, 0, 0, 0);
@@ -45,7 +45,7 @@ fn counts(status: &Value, name: &str) -> (u64, u64, u64, u64) {
 }
 
 /// Polls until `name`'s counts are `expected`; returns them as last seen.
-async fn counts_become(
+pub(crate) async fn counts_become(
     admin: &str,
     name: &str,
     expected: (u64, u64, u64, u64),
@@ -59,7 +59,7 @@ async fn counts_become(
 }
 
 /// A GET of `/robots.txt` from a browser User-Agent with `headers`; its status.
-async fn fetch_signed(app: &TestApp, headers: &[(String, String)]) -> u16 {
+pub(crate) async fn fetch_signed(app: &TestApp, headers: &[(String, String)]) -> u16 {
     let mut request = app
         .client
         .get(app.url("/robots.txt"))
@@ -71,7 +71,7 @@ async fn fetch_signed(app: &TestApp, headers: &[(String, String)]) -> u16 {
 }
 
 /// The service with a registry of these signer crawlers (`CRAWLERS_FILE`).
-async fn serve(
+pub(crate) async fn serve(
     db: &TestDb,
     signers: &[(&str, &str)],
 ) -> (TestApp, String, tempfile::NamedTempFile) {

@@ -428,13 +428,13 @@ async fn restart_keeps_the_last_good_list(backend: Backend) {
     let dns = settings(silent.local_addr().unwrap());
     let ranges = id(&registry, "RangeBot");
 
-    let first = Verifier::start(registry.clone(), dns.clone(), Some(db.store().await)).await;
+    let first = Verifier::start(registry.clone(), dns.clone(), Some(db.store().await), &[]).await;
     let fetched = list_until(&first, |list| list.fetched_at.is_some()).await;
     assert_eq!((fetched.prefixes, fetched.error.as_deref()), (3, None));
     drop(first);
 
     let url = server.stop();
-    let second = Verifier::start(registry.clone(), dns, Some(db.store().await)).await;
+    let second = Verifier::start(registry.clone(), dns, Some(db.store().await), &[]).await;
     // In use at once, from the database, before any fetch.
     assert_eq!(
         second.cached(ranges, ip("66.249.64.1")),

@@ -5,9 +5,11 @@
 //   node sign.mjs keygen
 //       prints {"private": <Ed25519 JWK with d>, "public": <the JWK without d>, "keyid": <RFC 7638 thumbprint>}
 //   node sign.mjs sign '{"jwk": <private JWK>, "url": "http://host:port/path",
-//                        "agent": "<Signature-Agent value>", "created": <unix s>, "expires": <unix s>}'
+//                        "agent": "<Signature-Agent value>", "created": <unix s>, "expires": <unix s>,
+//                        "label": "sig1", "components": ["@authority", "signature-agent"]}'
 //       prints {"Signature": "...", "Signature-Input": "..."} for a GET of url carrying that
-//       Signature-Agent (covered components: @authority and signature-agent, tag web-bot-auth)
+//       Signature-Agent (tag web-bot-auth; label and components optional, the package's defaults
+//       being sig1 and @authority with signature-agent; "@target-uri" is the url as given)
 import { generateKeyPairSync } from "node:crypto";
 import { signatureHeaders, jwkToKeyID, helpers } from "web-bot-auth";
 import { Ed25519Signer } from "web-bot-auth/crypto";
@@ -26,6 +28,8 @@ async function sign(args) {
   return signatureHeaders(request, signer, {
     created: new Date(args.created * 1000),
     expires: new Date(args.expires * 1000),
+    ...(args.label ? { key: args.label } : {}),
+    ...(args.components ? { components: args.components } : {}),
   });
 }
 

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::{one_line, CrawlerInfo, Purpose};
+use crate::crawlers::signer;
 
 /// One `[[crawler]]` as written, before its values are checked.
 #[derive(Deserialize)]
@@ -67,7 +68,7 @@ pub(super) fn check_entry(table: toml::Table) -> Result<CrawlerInfo, String> {
     let signature_agent = raw
         .signature_agent
         .iter()
-        .map(|origin| check_signature_agent(origin))
+        .map(|agent| check_signature_agent(agent))
         .collect::<Result<_, _>>()?;
     Ok(CrawlerInfo {
         name,
@@ -122,33 +123,10 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A Web Bot Auth signer's origin: `https://host[:port]`, or `http://` on a loopback address (for
-/// tests); no path, query or credentials. Returned as the origin serialises (`https://chatgpt.com`).
-fn check_signature_agent(origin: &str) -> Result<String, String> {
-    let bad = |why: &str| format!("signature_agent {origin:?} {why}");
-    let url = url::Url::parse(origin.trim()).map_err(|_| bad("is not a URL"))?;
-    let loopback = match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d == "localhost",
-        None => return Err(bad("has no host")),
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        _ => {
-            return Err(bad(
-                "must be an https:// origin (http:// only on a loopback address)",
-            ))
-        }
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("must not carry credentials"));
-    }
-    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(bad("must be an origin, with no path or query"));
-    }
-    Ok(url.origin().ascii_serialization())
+/// A Web Bot Auth signer: an origin, its well-known directory URL or any URL of a JWKS, by the
+/// rules of [`crate::crawlers::signer`]; kept in [`signer::registry_form`].
+fn check_signature_agent(agent: &str) -> Result<String, String> {
+    signer::registry_form(agent).map_err(|e| format!("signature_agent {e}"))
 }
 
 fn check_dns_suffix(suffix: &str) -> Result<String, String> {

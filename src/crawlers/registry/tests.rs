@@ -175,6 +175,21 @@ fn fetchers_their_operators_say_ignore_robots_txt_are_marked_so() {
 }
 
 #[test]
+fn a_signer_may_be_an_origin_or_a_directory_url() {
+    let text = "[[crawler]]\nname = \"Foo\"\ntokens = [\"Foo\"]\npurpose = \"ai-user\"\n\
+                signature_agent = [\"https://foo.example/\", \"https://keys.foo.example/bots/jwks.json\"]\n";
+    let registry = Registry::parse_extension(Registry::builtin(), text, "extra.toml").unwrap();
+    let foo = registry.get(registry.by_name("Foo").unwrap());
+    assert_eq!(
+        foo.signature_agent,
+        [
+            "https://foo.example",
+            "https://keys.foo.example/bots/jwks.json"
+        ]
+    );
+}
+
+#[test]
 fn google_crawlers_read_the_range_list_of_their_kind() {
     let registry = Registry::builtin();
     let ranges = |name: &str| {
@@ -300,6 +315,10 @@ fn bad_entries_are_refused_naming_the_entry_and_the_problem() {
         (
             "[[crawler]]\nname = \"Foo\"\ntokens = []\nuser_agent = []\npurpose = \"seo\"\n",
             ["\"Foo\" (#1)", "neither", "extra.toml"],
+        ),
+        (
+            "[[crawler]]\nname = \"Foo\"\ntokens = [\"Foo\"]\npurpose = \"seo\"\nsignature_agent = [\"http://localhost:8080\"]\n",
+            ["\"Foo\" (#1)", "signature_agent \"http://localhost", "literal loopback"],
         ),
     ];
     for (text, wanted) in cases {

@@ -1,7 +1,9 @@
 //! The RFC 9421 signature base of a [`Signature`] over one request: a line per covered
 //! component (`"@authority": example.com`), then `"@signature-params"`. The request is what
 //! sitemapd saw or what an access-log line kept of it ([`Message`]); a component the message
-//! does not carry makes the base impossible ([`BaseError`]), never a guess.
+//! does not carry makes the base impossible ([`BaseError`]), never a guess. `@target-uri` is the
+//! public origin the site is served at (its base URL's scheme and authority: sitemapd behind a
+//! proxy sees neither as the signer did) followed by the request's path and query.
 
 use sfv::{Dictionary, FieldType, ListEntry, Parser};
 
@@ -29,11 +31,16 @@ pub enum BaseError {
     Unsupported(String),
 }
 
-/// The signature base `signature` signed, reconstructed from `message`.
-pub fn signature_base(signature: &Signature, message: &Message<'_>) -> Result<String, BaseError> {
+/// The signature base `signature` signed, reconstructed from `message`; `public` is the origin
+/// the request's site is served at (`https://www.example.com`), for `@target-uri`.
+pub fn signature_base(
+    signature: &Signature,
+    message: &Message<'_>,
+    public: Option<&str>,
+) -> Result<String, BaseError> {
     let mut base = String::with_capacity(256);
     for component in &signature.components {
-        let value = component_value(component, message)?;
+        let value = component_value(component, message, public)?;
         if value.contains(['\n', '\r']) {
             return Err(BaseError::Unsupported(component.id.clone()));
         }
@@ -47,8 +54,13 @@ pub fn signature_base(signature: &Signature, message: &Message<'_>) -> Result<St
     Ok(base)
 }
 
-fn component_value(component: &Component, message: &Message<'_>) -> Result<String, BaseError> {
+fn component_value(
+    component: &Component,
+    message: &Message<'_>,
+    public: Option<&str>,
+) -> Result<String, BaseError> {
     let unsupported = || BaseError::Unsupported(component.id.clone());
+    let missing = || BaseError::Missing(component.id.clone());
     if component.unsupported {
         return Err(unsupported());
     }
@@ -63,9 +75,9 @@ fn component_value(component: &Component, message: &Message<'_>) -> Result<Strin
         "@path" => path.to_string(),
         "@query" => format!("?{}", query.unwrap_or_default()),
         "@request-target" => message.target.to_string(),
+        "@target-uri" => target_uri(public.ok_or_else(missing)?, message.target),
         name if name.starts_with('@') => return Err(unsupported()),
         name => {
-            let missing = || BaseError::Missing(component.id.clone());
             let value = (message.field)(name).ok_or_else(missing)?;
             match &component.key {
                 None => value.trim().to_string(),
@@ -85,6 +97,15 @@ fn authority(host: &str) -> String {
     {
         Some(bare) => bare.to_string(),
         None => host,
+    }
+}
+
+/// `@target-uri`: the public origin, then the path (at least `/`) and query as received.
+fn target_uri(public: &str, target: &str) -> String {
+    let public = public.trim_end_matches('/');
+    match target.starts_with('/') {
+        true => format!("{public}{target}"),
+        false => format!("{public}/{target}"),
     }
 }
 
@@ -111,12 +132,22 @@ mod tests {
     use super::*;
 
     fn base(agent: &str, input: &str, host: &str) -> Result<String, BaseError> {
+        based(agent, input, host, None)
+    }
+
+    fn based(
+        agent: &str,
+        input: &str,
+        host: &str,
+        public: Option<&str>,
+    ) -> Result<String, BaseError> {
         let signature = read(SignatureHeaders {
             agent: Some(agent),
             input,
             signature: None,
         })
-        .unwrap();
+        .unwrap()
+        .remove(0);
         let field = |name: &str| (name == "signature-agent").then(|| agent.to_string());
         let message = Message {
             method: "GET",
@@ -124,7 +155,7 @@ mod tests {
             target: "/sitemap.xml?page=2",
             field: &field,
         };
-        signature_base(&signature, &message)
+        signature_base(&signature, &message, public)
     }
 
     #[test]
@@ -161,10 +192,37 @@ mod tests {
             base(r#""https://chatgpt.com""#, input, "example.com"),
             Err(BaseError::Missing("\"content-digest\"".into()))
         );
-        let input = r#"sig1=("@authority" "@target-uri");created=1;tag="web-bot-auth""#;
+        let input = r#"sig1=("@authority" "@scheme");created=1;tag="web-bot-auth""#;
         assert_eq!(
             base(r#""https://chatgpt.com""#, input, "example.com"),
-            Err(BaseError::Unsupported("\"@target-uri\"".into()))
+            Err(BaseError::Unsupported("\"@scheme\"".into()))
         );
+    }
+
+    #[test]
+    fn the_target_uri_is_the_public_origin_and_the_received_target() {
+        let input = r#"sig1=("@target-uri" "signature-agent");created=1;tag="web-bot-auth""#;
+        let agent = r#""https://chatgpt.com""#;
+        let line = |public| {
+            based(agent, input, "127.0.0.1:8080", public)
+                .map(|base| base.lines().next().unwrap_or_default().to_string())
+        };
+        assert_eq!(
+            line(Some("https://www.example.com")),
+            Ok("\"@target-uri\": https://www.example.com/sitemap.xml?page=2".to_string())
+        );
+        assert_eq!(
+            line(None),
+            Err(BaseError::Missing("\"@target-uri\"".into())),
+            "no public origin: no guess"
+        );
+        let cases = [
+            ("https://a.example", "/x?y=1", "https://a.example/x?y=1"),
+            ("https://a.example/", "/", "https://a.example/"),
+            ("http://a.example:8080", "", "http://a.example:8080/"),
+        ];
+        for (public, target, uri) in cases {
+            assert_eq!(target_uri(public, target), uri, "{public} {target}");
+        }
     }
 }

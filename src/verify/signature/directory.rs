@@ -1,7 +1,7 @@
-//! The key directories of the registry's signer origins
-//! (`<origin>/.well-known/http-message-signatures-directory`): fetched only for those origins,
-//! one fetch at a time per origin however many requests wait for it, never following a
-//! redirect, at most [`MAX_BODY`] within [`FETCH_TIMEOUT`], and kept as the response's cache
+//! The key directories of the registry's signers, each known by its URL (an origin's
+//! `<origin>/.well-known/http-message-signatures-directory`, or the URL the registry names):
+//! fetched only for those URLs, one fetch at a time per directory however many requests wait
+//! for it, never following a redirect, at most [`MAX_BODY`] within [`FETCH_TIMEOUT`], and kept as the response's cache
 //! headers say between [`MIN_FRESH`] and [`MAX_FRESH`]. A failed fetch keeps the last good keys
 //! (and is not tried again for [`RETRY_AFTER`]); a directory fetched without a key drops it.
 
@@ -16,8 +16,7 @@ use tokio::sync::watch;
 use super::keys::{Keys, KeysError};
 use crate::sync::lock;
 
-/// Where an origin keeps its keys.
-pub const WELL_KNOWN: &str = "/.well-known/http-message-signatures-directory";
+pub use crate::crawlers::signer::WELL_KNOWN;
 /// The media type of a key directory.
 pub const MEDIA_TYPE: &str = "application/http-message-signatures-directory+json";
 /// The largest directory read.
@@ -48,7 +47,7 @@ pub enum DirectoryError {
     Keys(#[from] KeysError),
 }
 
-/// What is known of one origin's directory.
+/// What is known of one directory.
 #[derive(Debug, Default)]
 struct State {
     /// The last good keys; `None`: never fetched.
@@ -77,7 +76,10 @@ pub enum Lookup {
 /// One directory's state, for the status page.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DirectoryStatus {
+    /// The origin of its URL.
     pub origin: String,
+    /// The URL it is fetched from: what names the signers verified with it.
+    pub url: String,
     /// Usable keys in use.
     pub keys: usize,
     /// When they were fetched (unix seconds); `None`: never.
@@ -86,31 +88,29 @@ pub struct DirectoryStatus {
 }
 
 struct Directory {
-    url: String,
     state: Mutex<State>,
     /// The fetch under way, which later requests wait for.
     in_flight: Mutex<Option<watch::Receiver<bool>>>,
 }
 
-/// Every registry origin's directory. Shared by the request path and the crawl log.
+/// Every registry signer's directory, by URL. Shared by the request path and the crawl log.
 pub struct Directories {
-    by_origin: HashMap<String, Directory>,
+    by_url: HashMap<String, Directory>,
     client: reqwest::Client,
     fetches: AtomicU64,
 }
 
 impl Directories {
-    /// The directories of `origins` (the registry's `signature_agent` values), none fetched.
-    pub fn new(origins: impl IntoIterator<Item = String>) -> Self {
-        let by_origin = origins
+    /// The directories at `urls` (of the registry's `signature_agent` values), none fetched.
+    pub fn new(urls: impl IntoIterator<Item = String>) -> Self {
+        let by_url = urls
             .into_iter()
-            .map(|origin| {
+            .map(|url| {
                 let directory = Directory {
-                    url: format!("{origin}{WELL_KNOWN}"),
                     state: Mutex::default(),
                     in_flight: Mutex::default(),
                 };
-                (origin, directory)
+                (url, directory)
             })
             .collect();
         let client = reqwest::Client::builder()
@@ -120,20 +120,20 @@ impl Directories {
             .build()
             .unwrap_or_default();
         Self {
-            by_origin,
+            by_url,
             client,
             fetches: AtomicU64::new(0),
         }
     }
 
-    /// Whether `origin` is a registry signer's (only those are ever fetched).
-    pub fn knows(&self, origin: &str) -> bool {
-        self.by_origin.contains_key(origin)
+    /// Whether `url` is a registry signer's directory (only those are ever fetched).
+    pub fn knows(&self, url: &str) -> bool {
+        self.by_url.contains_key(url)
     }
 
-    /// The keys of `origin` usable now, without fetching.
-    pub fn lookup(&self, origin: &str, now: Instant) -> Lookup {
-        let Some(directory) = self.by_origin.get(origin) else {
+    /// The keys of the directory at `url` usable now, without fetching.
+    pub fn lookup(&self, url: &str, now: Instant) -> Lookup {
+        let Some(directory) = self.by_url.get(url) else {
             return Lookup::Unreachable;
         };
         let state = lock(&directory.state);
@@ -146,15 +146,15 @@ impl Directories {
         }
     }
 
-    /// The keys of `origin`, fetching its directory when due (joining a fetch under way). The
-    /// fetch runs in a task of its own, so a caller that stops waiting leaves it to finish.
-    pub async fn keys(self: &Arc<Self>, origin: &str) -> Lookup {
-        let Some(directory) = self.by_origin.get(origin) else {
+    /// The keys of the directory at `url`, fetching it when due (joining a fetch under way).
+    /// The fetch runs in a task of its own, so a caller that stops waiting leaves it to finish.
+    pub async fn keys(self: &Arc<Self>, url: &str) -> Lookup {
+        let Some(directory) = self.by_url.get(url) else {
             return Lookup::Unreachable;
         };
         let mut waiting = {
             let mut in_flight = lock(&directory.in_flight);
-            match self.lookup(origin, Instant::now()) {
+            match self.lookup(url, Instant::now()) {
                 Lookup::Fetch => {}
                 decided => return decided,
             }
@@ -163,10 +163,10 @@ impl Directories {
                 None => {
                     let (done, waiting) = watch::channel(false);
                     *in_flight = Some(waiting.clone());
-                    let (directories, origin) = (self.clone(), origin.to_string());
+                    let (directories, url) = (self.clone(), url.to_string());
                     tokio::spawn(async move {
-                        if let Some(directory) = directories.by_origin.get(&origin) {
-                            directories.fetch(directory).await;
+                        if let Some(directory) = directories.by_url.get(&url) {
+                            directories.fetch(&url, directory).await;
                             *lock(&directory.in_flight) = None;
                         }
                         done.send_replace(true);
@@ -176,21 +176,21 @@ impl Directories {
             }
         };
         let _ = waiting.wait_for(|done| *done).await;
-        self.after_fetch(origin)
+        self.after_fetch(url)
     }
 
     /// What a fetch just left: the keys, or unreachable.
-    fn after_fetch(&self, origin: &str) -> Lookup {
-        match self.lookup(origin, Instant::now()) {
+    fn after_fetch(&self, url: &str) -> Lookup {
+        match self.lookup(url, Instant::now()) {
             Lookup::Keys(keys) => Lookup::Keys(keys),
             _ => Lookup::Unreachable,
         }
     }
 
     /// Fetches one directory and keeps what it gave.
-    async fn fetch(&self, directory: &Directory) {
+    async fn fetch(&self, url: &str, directory: &Directory) {
         self.fetches.fetch_add(1, Ordering::Relaxed);
-        let fetched = self.download(&directory.url).await;
+        let fetched = self.download(url).await;
         let now = Instant::now();
         let mut state = lock(&directory.state);
         match fetched {
@@ -203,7 +203,11 @@ impl Directories {
             }
             Err(e) => {
                 let error = crate::error::Chain(&e).to_string();
-                tracing::warn!(url = %directory.url, error, "signature key directory not fetched; the last good keys stay");
+                tracing::warn!(
+                    url,
+                    error,
+                    "signature key directory not fetched; the last good keys stay"
+                );
                 state.retry_at = Some(now + RETRY_AFTER);
                 state.error = Some(error);
             }
@@ -244,22 +248,24 @@ impl Directories {
         self.fetches.load(Ordering::Relaxed)
     }
 
-    /// Each directory's state, by origin.
+    /// Each directory's state, by URL.
     pub fn states(&self) -> Vec<DirectoryStatus> {
         let mut states: Vec<DirectoryStatus> = self
-            .by_origin
+            .by_url
             .iter()
-            .map(|(origin, directory)| {
+            .map(|(url, directory)| {
                 let state = lock(&directory.state);
+                let origin = url::Url::parse(url).map(|u| u.origin().ascii_serialization());
                 DirectoryStatus {
-                    origin: origin.clone(),
+                    origin: origin.unwrap_or_default(),
+                    url: url.clone(),
                     keys: state.keys.as_ref().map_or(0, |keys| keys.len()),
                     fetched_at: state.fetched_at,
                     error: state.error.clone(),
                 }
             })
             .collect();
-        states.sort_by(|a, b| a.origin.cmp(&b.origin));
+        states.sort_by(|a, b| a.url.cmp(&b.url));
         states
     }
 }
@@ -316,22 +322,20 @@ mod tests {
     }
 
     #[test]
-    fn an_origin_not_in_the_registry_is_never_fetched() {
-        let directories = Directories::new(["https://chatgpt.com".to_string()]);
-        assert!(directories.knows("https://chatgpt.com"));
+    fn a_directory_not_in_the_registry_is_never_fetched() {
+        let chatgpt = format!("https://chatgpt.com{WELL_KNOWN}");
+        let directories = Directories::new([chatgpt.clone()]);
+        assert!(directories.knows(&chatgpt));
         assert_eq!(
-            directories.lookup("https://evil.example", Instant::now()),
+            directories.lookup(&format!("https://evil.example{WELL_KNOWN}"), Instant::now()),
             Lookup::Unreachable
         );
-        assert_eq!(
-            directories.lookup("https://chatgpt.com", Instant::now()),
-            Lookup::Fetch
-        );
+        assert_eq!(directories.lookup(&chatgpt, Instant::now()), Lookup::Fetch);
     }
 
     /// Forgets when the keys were fetched and when a fetch failed: the next look fetches.
-    fn make_due(directories: &Directories, origin: &str) {
-        let mut state = lock(&directories.by_origin[origin].state);
+    fn make_due(directories: &Directories, url: &str) {
+        let mut state = lock(&directories.by_url[url].state);
         state.fresh_until = None;
         state.retry_at = None;
     }
@@ -341,7 +345,7 @@ mod tests {
         let key = r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"}]}"#;
         let answer = Arc::new(Mutex::new((200u16, key.to_string())));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let url = format!("http://{}/keys.json", listener.local_addr().unwrap());
         let shared = answer.clone();
         let app = axum::Router::new().fallback(move || {
             let (status, body) = shared.lock().unwrap().clone();
@@ -349,30 +353,30 @@ mod tests {
             async move { (status, [("content-type", MEDIA_TYPE)], body) }
         });
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let directories = Arc::new(Directories::new([origin.clone()]));
+        let directories = Arc::new(Directories::new([url.clone()]));
         let keys = |lookup: Lookup| match lookup {
             Lookup::Keys(keys) => keys.len(),
             other => panic!("no keys: {other:?}"),
         };
 
-        assert_eq!(keys(directories.keys(&origin).await), 1);
-        make_due(&directories, &origin);
+        assert_eq!(keys(directories.keys(&url).await), 1);
+        make_due(&directories, &url);
         *answer.lock().unwrap() = (503, String::new());
         assert_eq!(
-            keys(directories.keys(&origin).await),
+            keys(directories.keys(&url).await),
             1,
             "the last good keys stay"
         );
         assert!(directories.states()[0].error.is_some());
         assert_eq!(
-            keys(directories.lookup(&origin, Instant::now())),
+            keys(directories.lookup(&url, Instant::now())),
             1,
             "and are used, without asking again, until the retry"
         );
-        make_due(&directories, &origin);
+        make_due(&directories, &url);
         *answer.lock().unwrap() = (200, r#"{"keys":[]}"#.to_string());
         assert_eq!(
-            keys(directories.keys(&origin).await),
+            keys(directories.keys(&url).await),
             0,
             "a directory without the key drops it"
         );

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -68,7 +68,8 @@ impl SigningKey {
     }
 
     /// The `Signature` and `Signature-Input` headers of a GET of `url` carrying
-    /// `Signature-Agent: agent`, valid from `created` to `expires` (unix seconds).
+    /// `Signature-Agent: agent`, valid from `created` to `expires` (unix seconds), labelled
+    /// `sig1` and covering `@authority` and `signature-agent` (the package's defaults).
     pub fn sign(
         &self,
         url: &str,
@@ -76,9 +77,22 @@ impl SigningKey {
         created: i64,
         expires: i64,
     ) -> Vec<(String, String)> {
+        self.sign_with(url, agent, created, expires, Options::default())
+    }
+
+    /// [`SigningKey::sign`] with another label or other covered components.
+    pub fn sign_with(
+        &self,
+        url: &str,
+        agent: &str,
+        created: i64,
+        expires: i64,
+        options: Options<'_>,
+    ) -> Vec<(String, String)> {
         let args = json!({
             "jwk": self.private, "url": url, "agent": agent,
             "created": created, "expires": expires,
+            "label": options.label, "components": options.components,
         });
         let headers = node(&["sign", &args.to_string()]);
         let mut signed = vec![("signature-agent".to_string(), agent.to_string())];
@@ -88,6 +102,41 @@ impl SigningKey {
         }
         signed
     }
+}
+
+/// How a signature is made besides its URL, agent and times.
+#[derive(Clone, Copy, Debug)]
+pub struct Options<'a> {
+    /// Its label in `Signature-Input` and `Signature`.
+    pub label: &'a str,
+    /// The components it covers.
+    pub components: &'a [&'a str],
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Self {
+            label: "sig1",
+            components: &["@authority", "signature-agent"],
+        }
+    }
+}
+
+/// The headers of one request carrying every signature of `signed` (each made as
+/// [`SigningKey::sign`] makes them, with distinct labels and the same `Signature-Agent`), in order.
+pub fn all_of(signed: &[Vec<(String, String)>]) -> Vec<(String, String)> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for (name, value) in signed.iter().flatten() {
+        match headers.iter_mut().find(|(n, _)| n == name) {
+            Some((_, joined)) if name != "signature-agent" => {
+                joined.push_str(", ");
+                joined.push_str(value);
+            }
+            Some(_) => {}
+            None => headers.push((name.clone(), value.clone())),
+        }
+    }
+    headers
 }
 
 /// What a key directory server answers.
@@ -103,6 +152,7 @@ pub enum DirectoryAnswer {
 pub struct KeyDirectory {
     pub addr: SocketAddr,
     requests: Arc<AtomicU64>,
+    paths: Arc<Mutex<Vec<String>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -113,14 +163,26 @@ impl Drop for KeyDirectory {
 }
 
 impl KeyDirectory {
+    /// A server answering `answer` at any path.
     pub async fn serve(answer: DirectoryAnswer) -> Self {
+        Self::serve_at(None, answer).await
+    }
+
+    /// A server answering `answer` at `path` only (`404` elsewhere), or at any path.
+    pub async fn serve_at(path: Option<&str>, answer: DirectoryAnswer) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicU64::new(0));
-        let counted = requests.clone();
-        let app = axum::Router::new().fallback(move || {
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let (counted, asked, only) = (requests.clone(), paths.clone(), path.map(str::to_string));
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
             counted.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
+            let target = uri.path_and_query().map_or("/", |t| t.as_str()).to_string();
+            asked.lock().unwrap().push(target.clone());
+            let answer = match &only {
+                Some(only) if *only != target => None,
+                _ => Some(answer.clone()),
+            };
             async move { respond(answer) }
         });
         let server = tokio::spawn(async move {
@@ -129,6 +191,7 @@ impl KeyDirectory {
         Self {
             addr,
             requests,
+            paths,
             server,
         }
     }
@@ -138,16 +201,27 @@ impl KeyDirectory {
         format!("http://{}", self.addr)
     }
 
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
     /// Requests this server answered.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
     }
+
+    /// The paths (and queries) it was asked for, in order.
+    pub fn paths(&self) -> Vec<String> {
+        self.paths.lock().unwrap().clone()
+    }
 }
 
-fn respond(answer: DirectoryAnswer) -> axum::response::Response {
+fn respond(answer: Option<DirectoryAnswer>) -> axum::response::Response {
     use axum::response::IntoResponse;
     match answer {
-        DirectoryAnswer::Keys(keys) => (
+        None => axum::http::StatusCode::NOT_FOUND.into_response(),
+        Some(DirectoryAnswer::Keys(keys)) => (
             [
                 (
                     "content-type",
@@ -158,7 +232,7 @@ fn respond(answer: DirectoryAnswer) -> axum::response::Response {
             json!({ "keys": keys }).to_string(),
         )
             .into_response(),
-        DirectoryAnswer::Redirect(to) => (
+        Some(DirectoryAnswer::Redirect(to)) => (
             axum::http::StatusCode::FOUND,
             [("location", to)],
             String::new(),
@@ -167,8 +241,9 @@ fn respond(answer: DirectoryAnswer) -> axum::response::Response {
     }
 }
 
-/// A registry extension (for `CRAWLERS_FILE`) of one crawler per `(name, origin)`, each proved by
-/// its Web Bot Auth signer only, named in a User-Agent by its own name.
+/// A registry extension (for `CRAWLERS_FILE`) of one crawler per `(name, signer)` (an origin or a
+/// directory URL), each proved by its Web Bot Auth signer only, named in a User-Agent by its own
+/// name.
 pub fn signer_registry(signers: &[(&str, &str)]) -> tempfile::NamedTempFile {
     let mut text = String::new();
     for (name, origin) in signers {
