@@ -33,6 +33,7 @@ mod hosts;
 mod import;
 mod import_limits;
 mod llms;
+mod mariadb_replica;
 mod notify;
 mod operations;
 mod outage;
