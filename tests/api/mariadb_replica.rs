@@ -15,6 +15,7 @@ struct Replicated {
     dir: tempfile::TempDir,
     primary_port: u16,
     replica_port: u16,
+    servers: Vec<std::process::Child>,
 }
 
 fn running_as_root() -> bool {
@@ -43,10 +44,11 @@ impl Replicated {
             .prefix("mariarep")
             .tempdir()
             .unwrap();
-        let cluster = Self {
+        let mut cluster = Self {
             primary_port: free_port(),
             replica_port: free_port(),
             dir,
+            servers: Vec::new(),
         };
         cluster.install("primary");
         // The replica starts from the same empty server and applies the primary's log from
@@ -58,8 +60,9 @@ impl Replicated {
             .status()
             .unwrap();
         assert!(copied.success(), "copy the primary's data directory");
-        cluster.launch("primary", cluster.primary_port, 1);
-        cluster.launch("replica", cluster.replica_port, 2);
+        let (primary_port, replica_port) = (cluster.primary_port, cluster.replica_port);
+        cluster.launch("primary", primary_port, 1);
+        cluster.launch("replica", replica_port, 2);
         cluster
     }
 
@@ -87,7 +90,7 @@ impl Replicated {
 
     /// Starts the server of `name` in the background: loopback only, a binary log in row
     /// format, triggers allowed to sitemapd's user with binary logging on.
-    fn launch(&self, name: &str, port: u16, server_id: u32) {
+    fn launch(&mut self, name: &str, port: u16, server_id: u32) {
         let data = self.path(name);
         let mut command = Command::new(server_binary());
         command
@@ -114,7 +117,8 @@ impl Replicated {
         if running_as_root() {
             command.arg("--user=root");
         }
-        command.spawn().expect("start mariadbd");
+        let server = command.spawn().expect("start mariadbd");
+        self.servers.push(server);
     }
 
     fn socket(&self, name: &str) -> PathBuf {
@@ -215,6 +219,10 @@ impl Drop for Replicated {
     fn drop(&mut self) {
         self.stop("replica");
         self.stop("primary");
+        for server in &mut self.servers {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
     }
 }
 
