@@ -253,11 +253,13 @@ if [ "$EDITS" -gt 0 ]; then
   done
   cpu_a=$(server_cpu)
   ucpu_a=$(user_cpu)
+  edits=()
   for n in $(seq 1 "$EDITS"); do
     edit_post "$n" &
+    edits+=($!)
     sleep 1
   done
-  wait
+  wait "${edits[@]}"
   sleep 20
   stream_cpu=$(awk -v a="$cpu_a" -v b="$(server_cpu)" 'BEGIN { printf "%.2f", b - a }')
   stream_user_cpu=$(awk -v a="$ucpu_a" -v b="$(user_cpu)" 'BEGIN { printf "%.2f", b - a }')
@@ -316,4 +318,4 @@ WordPress core's sitemaps
   last posts page                             $wp_last_s s ($wp_last_status)
   every posts page                            $wp_full
 EOF
-[ -n "$shown" ] && [ "$timeouts" = 0 ] && [ "$cold_503" = 0 ]
+[ -n "$shown" ] && [ "$timeouts" = 0 ] && [ "$cold_503" = 0 ] && [[ "$single_edits" != *never* ]]
