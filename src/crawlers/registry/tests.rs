@@ -80,6 +80,40 @@ fn the_operators_crawlers_have_the_documented_purpose_and_verification() {
         ["https://openai.com/gptbot.json"]
     );
     assert!(info("GPTBot").is_verifiable());
+    for name in ["ClaudeBot", "Claude-SearchBot", "Claude-User"] {
+        assert_eq!(
+            info(name).verify_ranges,
+            ["https://claude.com/crawling/bots.json"],
+            "{name}"
+        );
+    }
+    assert_eq!(
+        info("OAI-AdsBot").verify_ranges,
+        ["https://openai.com/adsbot.json"]
+    );
+    assert_eq!(
+        info("ChatGPT Agent").verify_ranges,
+        ["https://openai.com/chatgpt-agents.json"]
+    );
+    assert_eq!(
+        info("CCBot").verify_ranges,
+        ["https://index.commoncrawl.org/ccbot.json"]
+    );
+    assert_eq!(info("CCBot").verify_dns, ["crawl.commoncrawl.org"]);
+    for (name, purpose) in [
+        ("AgentDataBot", Purpose::AiTraining),
+        ("BixelBot", Purpose::AiTraining),
+        ("CloudflareBrowserRenderingCrawler", Purpose::AiTraining),
+        ("DoubaoBot", Purpose::AiTraining),
+        ("ERNIEBot", Purpose::AiTraining),
+        ("KeenableBot", Purpose::AiSearch),
+        ("Kimi-Agent", Purpose::AiUser),
+        ("qodercli", Purpose::AiUser),
+        ("QwenBot", Purpose::AiTraining),
+    ] {
+        assert_eq!(info(name).purpose, purpose, "{name}");
+        assert!(!info(name).docs.is_empty(), "{name}");
+    }
     assert!(info("Googlebot")
         .docs
         .iter()
