@@ -161,6 +161,17 @@ impl Vars {
             .map(String::as_str)
             .filter(|v| !v.is_empty())
     }
+
+    /// `CRAWLERS_FILE` when it names a file that does not exist yet: taken out of the variables
+    /// (the built-in registry is read) and returned, for `crawlers update` to create it.
+    pub fn take_missing_crawlers_file(&mut self) -> Option<PathBuf> {
+        let path = PathBuf::from(self.get("CRAWLERS_FILE")?);
+        if path.exists() {
+            return None;
+        }
+        self.0.remove("CRAWLERS_FILE");
+        Some(path)
+    }
 }
 
 /// Defaults that a command may supply for variables the user left unset (the demo).

@@ -18,6 +18,7 @@ mod crawl_log_fronts;
 mod crawl_log_loss;
 mod crawl_log_trust;
 mod crawlers;
+mod crawlers_update;
 mod current;
 mod docs;
 mod encodings;
