@@ -35,6 +35,10 @@ pub struct Status {
     pub crawlers: Vec<CrawlerStatus>,
     /// Every registry crawler, by purpose: who read robots.txt, and the tester's choices.
     pub purposes: Vec<PurposeStatus>,
+    /// How current the crawler registry is: the built-in file's date or CRAWLERS_FILE's time.
+    pub registry: crate::crawlers::Dated,
+    /// The User-Agents of requests no registry crawler made, seen most first (bounded).
+    pub unknown_agents: Vec<crate::ledger::unknown::UnknownAgent>,
     /// The most requests any crawler made on one day of the last two weeks (the chart's scale).
     pub busiest_day: u64,
     /// Crawler verification: whether it is on, the published range lists, forged traffic.
@@ -137,6 +141,8 @@ impl Status {
             sites,
             crawlers,
             purposes,
+            registry: app.ledger.registry().dated().clone(),
+            unknown_agents: app.ledger.unknown_agents(),
             busiest_day,
             verification,
             deliveries: crate::notify::summary::deliveries(&app.metrics.notify),

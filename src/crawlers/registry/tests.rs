@@ -391,3 +391,23 @@ fn purposes_round_trip_through_their_names() {
     }
     assert_eq!(Purpose::parse("AI-training"), None);
 }
+
+#[test]
+fn the_builtin_registry_is_dated_and_a_file_by_its_modification_time() {
+    let builtin = Registry::builtin();
+    let date = &builtin.dated().date;
+    assert!(
+        chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok(),
+        "{date}"
+    );
+    assert_eq!(builtin.dated().source, "built in");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "").unwrap();
+    let extended = Registry::with_file(file.path()).unwrap();
+    let modified = std::fs::metadata(file.path()).unwrap().modified().unwrap();
+    let expected = chrono::DateTime::<chrono::Utc>::from(modified)
+        .format("%Y-%m-%d %H:%M UTC")
+        .to_string();
+    assert_eq!(extended.dated().date, expected);
+    assert_eq!(extended.dated().source, file.path().display().to_string());
+}
