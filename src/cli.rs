@@ -34,7 +34,12 @@ enum Command {
         unwatch: Option<String>,
     },
     /// Read every entry and the robots template; print what is served and skipped; exit 1 on problems
-    Check,
+    Check {
+        /// Also fetch SITEMAP_BASE_URL's /robots.txt as a crawler would (through whatever is in
+        /// front) and exit 1 when it is not the file sitemapd serves, naming the difference
+        #[arg(long)]
+        public: bool,
+    },
     /// Robots.txt tools
     Robots {
         #[command(subcommand)]
@@ -179,7 +184,7 @@ pub fn run() -> i32 {
             Command::Migrate {
                 unwatch: Some(source),
             } => commands::unwatch(&config, &source).await,
-            Command::Check => commands::check(&config).await,
+            Command::Check { public } => commands::check(&config, public).await,
             Command::Robots {
                 command: RobotsCommand::Test { url, user_agent },
             } => commands::robots_test(&config, &url, &user_agent),

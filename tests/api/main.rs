@@ -38,6 +38,7 @@ mod notify;
 mod operations;
 mod outage;
 mod policy;
+mod public_robots;
 mod purge_delivery;
 mod range_lists_offline;
 mod readiness;
