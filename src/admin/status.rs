@@ -74,6 +74,10 @@ pub struct SiteStatus {
     /// fetch, `obeys_robots = false`): exempt, never violations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub robots_exempt: Option<Vec<crate::crawllog::report::Violations>>,
+    /// `ROBOTS_PUBLIC_CHECK=on`: the last comparison of the public robots.txt with sitemapd's
+    /// (`None` when off or before the first one ends).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_robots: Option<crate::public_robots::PublicCheck>,
 }
 
 #[derive(Debug, Serialize)]
@@ -134,6 +138,11 @@ impl Status {
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
+        if let Some(watch) = &app.public_robots {
+            for (i, site) in sites.iter_mut().enumerate() {
+                site.public_robots = watch.last(i);
+            }
+        }
         let verification = verification(&app.verifier, forged_findings(&crawlers));
         Status {
             generated_at: Utc::now().to_rfc3339(),
@@ -175,6 +184,7 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
         outside_sitemaps: None,
         robots_violations: None,
         robots_exempt: None,
+        public_robots: None,
     }
 }
 

@@ -178,3 +178,64 @@ async fn check_public_names_what_the_front_changes_and_passes_sitemapds_own_file
     assert!(said.contains("the file sitemapd serves"), "{said}");
     drop(front);
 }
+
+/// Serves `body` as `/robots.txt` on loopback; returns the origin.
+async fn robots_server(body: &'static str) -> String {
+    use axum::routing::get;
+    let router = axum::Router::new().route("/robots.txt", get(move || async move { body }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    origin
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_shows_the_public_comparison_only_when_enabled() {
+    let db = TestDb::new().await;
+    db.migrate().await;
+    db.insert(&[(1, "/a")]).await;
+    let front = robots_server(STATIC).await;
+    let app = spawn_app_listening(
+        &db.url,
+        &[("SITEMAP_BASE_URL", &front), ("ROBOTS_PUBLIC_CHECK", "on")],
+    )
+    .await;
+    let admin = status_page(&app).await;
+    let client = reqwest::Client::new();
+    let status: serde_json::Value = eventually(
+        "the first public robots.txt check",
+        || async {
+            let got = client.get(format!("{admin}/status.json")).send().await;
+            match got {
+                Ok(response) => response.json().await.unwrap_or_default(),
+                Err(_) => serde_json::Value::Null,
+            }
+        },
+        |status: &serde_json::Value| !status["sites"][0]["public_robots"].is_null(),
+    )
+    .await;
+    let public = &status["sites"][0]["public_robots"];
+    assert_eq!(public["url"], format!("{front}/robots.txt"), "{public}");
+    assert_eq!(public["differences"][0]["kind"], "other-file", "{public}");
+    let page = reqwest::get(admin.clone())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("another file altogether"), "{page}");
+
+    // Off by default: nothing fetched, nothing shown.
+    let app = spawn_app_listening(&db.url, &[("SITEMAP_BASE_URL", &front)]).await;
+    let admin = status_page(&app).await;
+    let status: serde_json::Value = reqwest::get(format!("{admin}/status.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        status["sites"][0].get("public_robots").is_none(),
+        "{status}"
+    );
+}
