@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::sitemap::Fingerprint;
+
 /// What a crawler got for `/robots.txt`.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -67,14 +69,20 @@ pub fn compare(served: &str, public: &Answer) -> Vec<Difference> {
     if normalized(served) == normalized(&public.body) {
         return Vec::new();
     }
-    let mut differences = structural(&records(served), &records(&public.body));
+    // An older version of sitemapd's own file is told group by group, never "another file".
+    let ours = public
+        .etag
+        .as_deref()
+        .and_then(sitemapd_fingerprint)
+        .is_some();
+    let mut differences = structural(&records(served), &records(&public.body), ours);
     if differences.is_empty() {
         differences.push(Difference {
             kind: "comments",
             message: "the same groups and lines; only comments or blank lines differ".into(),
         });
     }
-    if let Some(old) = old_copy(public) {
+    if let Some(old) = old_copy(served, public) {
         differences.push(old);
     }
     differences
@@ -94,13 +102,13 @@ fn redirect(public: &Answer) -> Difference {
 
 /// The groups and lines each side has that the other lacks, placed before, after or within
 /// sitemapd's.
-fn structural(served: &[Record], public: &[Record]) -> Vec<Difference> {
+fn structural(served: &[Record], public: &[Record], ours: bool) -> Vec<Difference> {
     let found: Vec<Option<usize>> = served
         .iter()
         .map(|record| public.iter().position(|p| p == record))
         .collect();
     let kept = found.iter().flatten().count();
-    if kept * 2 < served.len() || (kept == 0 && !served.is_empty()) {
+    if !ours && (kept * 2 < served.len() || (kept == 0 && !served.is_empty())) {
         return vec![Difference {
             kind: "other-file",
             message: format!(
@@ -182,8 +190,23 @@ fn changed_group(ours: &Record, theirs: &Record) -> Difference {
     }
 }
 
-/// A cache's answer that is not sitemapd's file: likely a copy from before a change.
-fn old_copy(public: &Answer) -> Option<Difference> {
+/// An answer that is not sitemapd's file but comes from a cache: a version of sitemapd's file
+/// other than the current one (its ETag is one sitemapd makes, of other bytes), or an answer a
+/// cache kept for a while (`Age`).
+fn old_copy(served: &str, public: &Answer) -> Option<Difference> {
+    let current = Fingerprint::of(served.as_bytes()).hex();
+    if let Some(etag) = public.etag.as_deref() {
+        if sitemapd_fingerprint(etag).is_some_and(|theirs| theirs != current) {
+            return Some(Difference {
+                kind: "old-copy",
+                message: format!(
+                    "an old copy of sitemapd's robots.txt: its ETag {etag} is that of another \
+                     version than the current one ({current}): a cache in front keeps it; purge \
+                     /robots.txt there"
+                ),
+            });
+        }
+    }
     let age = public.age.filter(|age| *age > 0)?;
     Some(Difference {
         kind: "old-copy",
@@ -196,6 +219,17 @@ fn old_copy(public: &Answer) -> Option<Difference> {
                 .unwrap_or_default()
         ),
     })
+}
+
+/// The fingerprint in an ETag of the form sitemapd gives its files (`"<32 hex>"`, perhaps with a
+/// coding's suffix, or weakened by a front: `W/"…"`).
+fn sitemapd_fingerprint(etag: &str) -> Option<&str> {
+    let tag = etag.trim().trim_start_matches("W/").trim_matches('"');
+    let hex = tag.get(..32)?;
+    let suffix = &tag[32..];
+    let ours =
+        hex.bytes().all(|b| b.is_ascii_hexdigit()) && matches!(suffix, "" | "-gz" | "-br" | "-txt");
+    ours.then_some(hex)
 }
 
 fn first_lines(public: &[Record]) -> String {
@@ -330,5 +364,21 @@ mod tests {
         cached.age = Some(600);
         let differences = compare(SERVED, &cached);
         assert!(kinds(&differences).contains(&"old-copy"), "{differences:?}");
+        // A version of sitemapd's file from before a change, under the ETag sitemapd gave it.
+        let before = SERVED.replace("Disallow: /admin/", "Disallow: /old/");
+        let mut kept = answer(200, &before);
+        kept.etag = Some(format!(
+            "W/\"{}\"",
+            Fingerprint::of(before.as_bytes()).hex()
+        ));
+        let differences = compare(SERVED, &kept);
+        assert_eq!(
+            kinds(&differences),
+            ["changed", "old-copy"],
+            "{differences:?}"
+        );
+        // Another server's ETag says nothing.
+        kept.etag = Some("\"65f1a2b3-4d\"".into());
+        assert_eq!(kinds(&compare(SERVED, &kept)), ["changed"]);
     }
 }

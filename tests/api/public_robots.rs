@@ -97,10 +97,15 @@ fn static_location(root: &Path) -> String {
 }
 
 fn check_public(db: &TestDb, base: &str) -> (Option<i32>, String) {
+    check_public_with(db, base, POLICY)
+}
+
+/// `check --public` of a site whose policy is `policy`.
+fn check_public_with(db: &TestDb, base: &str, policy: &str) -> (Option<i32>, String) {
     let out = Sitemapd::new(["check", "--public"])
         .env("DATABASE_URL", &db.url)
         .env("SITEMAP_BASE_URL", base)
-        .env("ROBOTS_POLICY", POLICY)
+        .env("ROBOTS_POLICY", policy)
         .output();
     let said =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
@@ -120,12 +125,9 @@ async fn check_public_names_what_the_front_changes_and_passes_sitemapds_own_file
         .env("ROBOTS_POLICY", POLICY)
         .serve()
         .await;
-    let served = reqwest::get(sitemapd.url("/robots.txt"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let response = reqwest::get(sitemapd.url("/robots.txt")).await.unwrap();
+    let etag = header(&response, "etag").to_string();
+    let served = response.text().await.unwrap();
     assert!(served.contains("GPTBot"), "{served}");
 
     // (a) A static robots.txt in the web root shadows sitemapd's.
@@ -169,6 +171,23 @@ async fn check_public_names_what_the_front_changes_and_passes_sitemapds_own_file
         said.contains("redirect") && said.contains("https://www.example.com/robots.txt"),
         "{said}"
     );
+    drop(front);
+
+    // A cache in front that kept the file sitemapd served before the policy changed, with the
+    // ETag sitemapd gave it.
+    let (_d, root) = static_root(&served);
+    let kept = format!(
+        "location = /robots.txt {{ root {}; default_type text/plain; etag off; \
+         add_header ETag '{etag}'; add_header Age 3600; }}",
+        root.display()
+    );
+    let front = Front::start(port, &sitemapd.addr, &kept)
+        .answering(port)
+        .await;
+    let (code, said) = check_public_with(&db, &base, "ai-training=disallow,ai-search=disallow");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("old-copy") && said.contains(&etag), "{said}");
+    assert!(!said.contains("other-file"), "{said}");
     drop(front);
 
     // (c) sitemapd's own robots.txt, passed through unchanged.
