@@ -1,4 +1,5 @@
-//! The command line: `serve`, `migrate`, `check`, `robots test`, `export`, `import`, `demo`.
+//! The command line: `serve`, `migrate`, `check`, `robots test`, `crawlers update`, `export`,
+//! `import`, `demo`.
 //!
 //! Each command loads the configuration the same way and returns an exit code; `main` only
 //! calls [`run`].
@@ -33,11 +34,21 @@ enum Command {
         unwatch: Option<String>,
     },
     /// Read every entry and the robots template; print what is served and skipped; exit 1 on problems
-    Check,
+    Check {
+        /// Also fetch SITEMAP_BASE_URL's /robots.txt as a crawler would (through whatever is in
+        /// front) and exit 1 when it is not the file sitemapd serves, naming the difference
+        #[arg(long)]
+        public: bool,
+    },
     /// Robots.txt tools
     Robots {
         #[command(subcommand)]
         command: RobotsCommand,
+    },
+    /// Crawler registry tools
+    Crawlers {
+        #[command(subcommand)]
+        command: CrawlersCommand,
     },
     /// Write the files the server serves (index, pages .xml.gz, robots.txt) into DIR
     Export {
@@ -97,6 +108,22 @@ enum RobotsCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum CrawlersCommand {
+    /// Fetch the ai.robots.txt list and the range lists the registry names; write the agents the
+    /// registry lacks into a registry file and print what ROBOTS_POLICY now does with them; exit 1
+    /// (nothing written) when the list cannot be fetched
+    Update {
+        /// The list to read instead of ai.robots.txt's robots.json: an http(s) URL or a local file
+        #[arg(long, value_name = "URL|FILE")]
+        from: Option<String>,
+        /// The registry file to write (default: CRAWLERS_FILE, else crawlers.toml); an existing
+        /// one is kept and only agents it does not name are added
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
 /// How long blocking tasks still running when a command ends may hold the exit. A name lookup
 /// still waiting for a DNS server that does not answer (an IP-range list's host, off the
 /// internet) runs on the blocking pool: it must not hold it. `serve` has spent its
@@ -116,7 +143,19 @@ pub fn run() -> i32 {
         Command::Demo => demo::defaults(),
         _ => Defaults::default(),
     };
-    let config = match Config::from_vars(&Vars::from_env(), &defaults) {
+    let mut vars = Vars::from_env();
+    let command = match command {
+        Command::Crawlers {
+            command: CrawlersCommand::Update { from, out: None },
+        } => Command::Crawlers {
+            command: CrawlersCommand::Update {
+                from,
+                out: vars.take_missing_crawlers_file(),
+            },
+        },
+        command => command,
+    };
+    let config = match Config::from_vars(&vars, &defaults) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("sitemapd: {e}");
@@ -145,13 +184,16 @@ pub fn run() -> i32 {
             Command::Migrate {
                 unwatch: Some(source),
             } => commands::unwatch(&config, &source).await,
-            Command::Check => commands::check(&config).await,
+            Command::Check { public } => commands::check(&config, public).await,
             Command::Robots {
                 command: RobotsCommand::Test { url, user_agent },
             } => commands::robots_test(&config, &url, &user_agent),
             Command::Robots {
                 command: RobotsCommand::Enforce { server },
             } => commands::robots_enforce(&config, &server),
+            Command::Crawlers {
+                command: CrawlersCommand::Update { from, out },
+            } => commands::crawlers_update(&config, from.as_deref(), out.as_deref()).await,
             Command::Export { dir } => commands::export(&config, &dir).await,
             Command::Import { file } => commands::import(&config, &file).await,
         }

@@ -73,6 +73,7 @@ pub mod ledger;
 pub mod llms;
 pub mod metrics;
 pub mod notify;
+pub mod public_robots;
 pub mod purge;
 pub(crate) mod robots;
 pub mod site;

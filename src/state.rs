@@ -37,6 +37,8 @@ pub struct App {
     pub sources: SourceCheck,
     /// Each site's crawler policy as the status page shows it, in the order of `sites`.
     pub policies: Vec<crate::robots::PolicySummary>,
+    /// `ROBOTS_PUBLIC_CHECK=on`: the last hourly comparison of each site's public robots.txt.
+    pub public_robots: Option<Arc<crate::public_robots::watch::PublicWatch>>,
 }
 
 pub type AppState = Arc<App>;

@@ -35,6 +35,10 @@ pub struct Status {
     pub crawlers: Vec<CrawlerStatus>,
     /// Every registry crawler, by purpose: who read robots.txt, and the tester's choices.
     pub purposes: Vec<PurposeStatus>,
+    /// How current the crawler registry is: the built-in file's date or CRAWLERS_FILE's time.
+    pub registry: crate::crawlers::Dated,
+    /// The User-Agents of requests no registry crawler made, seen most first (bounded).
+    pub unknown_agents: Vec<crate::ledger::unknown::UnknownAgent>,
     /// The most requests any crawler made on one day of the last two weeks (the chart's scale).
     pub busiest_day: u64,
     /// Crawler verification: whether it is on, the published range lists, forged traffic.
@@ -70,6 +74,10 @@ pub struct SiteStatus {
     /// fetch, `obeys_robots = false`): exempt, never violations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub robots_exempt: Option<Vec<crate::crawllog::report::Violations>>,
+    /// `ROBOTS_PUBLIC_CHECK=on`: the last comparison of the public robots.txt with sitemapd's
+    /// (`None` when off or before the first one ends).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_robots: Option<crate::public_robots::PublicCheck>,
 }
 
 #[derive(Debug, Serialize)]
@@ -130,6 +138,11 @@ impl Status {
         if let Some(log) = &app.crawl_log {
             attach_crawl_log(&mut sites, &log.report());
         }
+        if let Some(watch) = &app.public_robots {
+            for (i, site) in sites.iter_mut().enumerate() {
+                site.public_robots = watch.last(i);
+            }
+        }
         let verification = verification(&app.verifier, forged_findings(&crawlers));
         Status {
             generated_at: Utc::now().to_rfc3339(),
@@ -137,6 +150,8 @@ impl Status {
             sites,
             crawlers,
             purposes,
+            registry: app.ledger.registry().dated().clone(),
+            unknown_agents: app.ledger.unknown_agents(),
             busiest_day,
             verification,
             deliveries: crate::notify::summary::deliveries(&app.metrics.notify),
@@ -169,6 +184,7 @@ fn site_status(site: &Site, policy: Option<crate::robots::PolicySummary>) -> Sit
         outside_sitemaps: None,
         robots_violations: None,
         robots_exempt: None,
+        public_robots: None,
     }
 }
 

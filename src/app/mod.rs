@@ -172,6 +172,9 @@ impl Service {
             staging: config.environment == Environment::Staging,
             sources: Default::default(),
             policies,
+            public_robots: config
+                .public_robots_check
+                .then(|| Arc::new(crate::public_robots::watch::PublicWatch::default())),
         });
         Ok(Self {
             app,
@@ -206,6 +209,11 @@ impl Service {
                 .iter()
                 .map(|sweeper| tokio::spawn(sweeper.clone().keep_current(self.refresh))),
         );
+        if let Some(watch) = &self.app.public_robots {
+            tasks.push(tokio::spawn(
+                watch.clone().keep_checking(self.app.sites.clone()),
+            ));
+        }
         let _sweeping = AbortOnDrop(tasks);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = http::serve(listener, self.app.clone(), self.limits, async {

@@ -19,15 +19,43 @@ const EXAMPLES_PER_REASON: usize = 5;
 
 /// Counts entries served and skipped by reason, with examples, for every site; exit 1 when
 /// anything is wrong.
-pub async fn check(config: &Config) -> Result<i32, StartError> {
+/// With `public`, also compares the robots.txt the public gets with the one sitemapd serves.
+pub async fn check(config: &Config, public: bool) -> Result<i32, StartError> {
     let mut worst = 0;
     for site in &config.sites {
         if config.sites.len() > 1 {
             println!("site {}", site.base_url.as_str());
         }
         worst = worst.max(check_site(config, site).await?);
+        if public {
+            worst = worst.max(check_public_robots(config, site).await);
+        }
     }
     Ok(worst)
+}
+
+/// Fetches the site's public robots.txt as a crawler would and says what differs from
+/// sitemapd's; 1 when it differs or cannot be fetched.
+async fn check_public_robots(config: &Config, site: &SiteConfig) -> i32 {
+    use crate::public_robots::{public_url, PublicCheck};
+    let Ok(served) = app::served_robots(config, site) else {
+        return 1;
+    };
+    let url = public_url(site.base_url.url());
+    let check = PublicCheck::run(&url, &served.body).await;
+    if let Some(error) = &check.error {
+        println!("public robots.txt {url}: cannot fetch it: {error}");
+        return 1;
+    }
+    if check.same() {
+        println!("public robots.txt {url}: the file sitemapd serves");
+        return 0;
+    }
+    println!("public robots.txt {url}: DIFFERS from the file sitemapd serves:");
+    for difference in &check.differences {
+        println!("  {}: {}", difference.kind, difference.message);
+    }
+    1
 }
 
 async fn check_site(config: &Config, site: &SiteConfig) -> Result<i32, StartError> {

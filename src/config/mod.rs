@@ -130,6 +130,9 @@ pub struct Config {
     pub verify: crate::verify::VerifySettings,
     /// `TRUSTED_PROXIES`: the peers whose forwarding headers give the client address.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `ROBOTS_PUBLIC_CHECK=on`: the service compares each site's public robots.txt with its own
+    /// hourly, for the status page (off by default: it fetches the site's public address).
+    pub public_robots_check: bool,
 }
 
 /// Where variables come from: the process environment over a `.env` file.
@@ -160,6 +163,17 @@ impl Vars {
             .get(name)
             .map(String::as_str)
             .filter(|v| !v.is_empty())
+    }
+
+    /// `CRAWLERS_FILE` when it names a file that does not exist yet: taken out of the variables
+    /// (the built-in registry is read) and returned, for `crawlers update` to create it.
+    pub fn take_missing_crawlers_file(&mut self) -> Option<PathBuf> {
+        let path = PathBuf::from(self.get("CRAWLERS_FILE")?);
+        if path.exists() {
+            return None;
+        }
+        self.0.remove("CRAWLERS_FILE");
+        Some(path)
     }
 }
 
@@ -225,6 +239,17 @@ impl Config {
             crawlers,
             verify: verify::verify_settings(vars)?,
             trusted_proxies: verify::trusted_proxies(vars)?,
+            public_robots_check: parse_with(
+                vars,
+                "ROBOTS_PUBLIC_CHECK",
+                "off",
+                "on or off",
+                |v| match v.to_ascii_lowercase().as_str() {
+                    "on" | "true" | "1" => Some(true),
+                    "off" | "false" | "0" => Some(false),
+                    _ => None,
+                },
+            )?,
             database_url: database_url(vars, defaults)?,
             admin_addr: addresses::admin_addr(
                 vars,

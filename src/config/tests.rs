@@ -328,3 +328,33 @@ fn base_url_rejects_other_schemes() {
     assert!(BaseUrl::parse("ftp://e.com/").is_err());
     assert!(BaseUrl::parse("/relative").is_err());
 }
+
+#[test]
+fn the_public_robots_check_is_off_unless_turned_on() {
+    let base = ("SITEMAP_BASE_URL", "https://e.com");
+    assert!(!config(&[base]).unwrap().public_robots_check);
+    let on = config(&[base, ("ROBOTS_PUBLIC_CHECK", "on")]).unwrap();
+    assert!(on.public_robots_check);
+    let err = config(&[base, ("ROBOTS_PUBLIC_CHECK", "hourly")]).unwrap_err();
+    assert_eq!(err.variable, "ROBOTS_PUBLIC_CHECK");
+}
+
+#[test]
+fn a_crawlers_file_yet_to_be_made_is_left_to_crawlers_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("crawlers.toml");
+    let path = missing.to_str().unwrap();
+    let mut vars = Vars::from_pairs([
+        ("SITEMAP_BASE_URL", "https://e.com"),
+        ("CRAWLERS_FILE", path),
+    ]);
+    assert_eq!(vars.take_missing_crawlers_file(), Some(missing.clone()));
+    let cfg = Config::from_vars(&vars, &Defaults::default()).unwrap();
+    assert_eq!(cfg.crawlers_file, None);
+    std::fs::write(&missing, "").unwrap();
+    let mut vars = Vars::from_pairs([
+        ("SITEMAP_BASE_URL", "https://e.com"),
+        ("CRAWLERS_FILE", path),
+    ]);
+    assert_eq!(vars.take_missing_crawlers_file(), None);
+}

@@ -17,7 +17,7 @@ pub mod signer;
 mod trust;
 pub mod user_agent;
 
-pub use registry::{CrawlerId, CrawlerInfo, Purpose, Registry, RegistryError};
+pub use registry::{CrawlerId, CrawlerInfo, Dated, Purpose, Registry, RegistryError};
 pub use trust::Trust;
 
 /// The name requests of no registry crawler are shown and counted under.

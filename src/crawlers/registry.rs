@@ -199,9 +199,46 @@ struct RawFile {
     crawler: Vec<toml::Table>,
 }
 
+/// How current a registry is: the built-in file's date, or when `CRAWLERS_FILE` last changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Dated {
+    /// `2026-12-07`, or `2026-12-07 10:30 UTC` for a file's modification time.
+    pub date: String,
+    /// `built in`, or the path of `CRAWLERS_FILE`.
+    pub source: String,
+}
+
+impl Dated {
+    fn builtin() -> Dated {
+        let date = BUILTIN
+            .lines()
+            .find_map(|line| line.strip_prefix("# date: "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("unknown");
+        Dated {
+            date: date.to_string(),
+            source: "built in".to_string(),
+        }
+    }
+
+    fn of_file(path: &Path) -> Dated {
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let date = modified.map_or("unknown".to_string(), |time| {
+            chrono::DateTime::<chrono::Utc>::from(time)
+                .format("%Y-%m-%d %H:%M UTC")
+                .to_string()
+        });
+        Dated {
+            date,
+            source: path.display().to_string(),
+        }
+    }
+}
+
 /// The crawlers and the indexes over them.
 #[derive(Clone, Debug)]
 pub struct Registry {
+    dated: Dated,
     crawlers: Vec<CrawlerInfo>,
     names: HashMap<String, CrawlerId>,
     tokens: HashMap<String, CrawlerId>,
@@ -222,7 +259,14 @@ impl Registry {
             origin: origin.clone(),
             source,
         })?;
-        Self::parse_extension(Self::builtin(), &text, &origin)
+        let mut registry = Self::parse_extension(Self::builtin(), &text, &origin)?;
+        registry.dated = Dated::of_file(path);
+        Ok(registry)
+    }
+
+    /// How current the registry is (the built-in file's date, or the extension file's time).
+    pub fn dated(&self) -> &Dated {
+        &self.dated
     }
 
     /// `builtin` extended by the registry text `text` (named `origin` in errors).
@@ -274,6 +318,7 @@ impl Registry {
         }
         let matcher = Matcher::new(crawlers.iter().map(|c| c.user_agent.as_slice()));
         Ok(Registry {
+            dated: Dated::builtin(),
             crawlers,
             names,
             tokens,

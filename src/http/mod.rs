@@ -307,13 +307,15 @@ impl App {
         let now = chrono::Utc::now().timestamp();
         let fetch = Fetch::of_etag(now, etag);
         let headers = request.headers();
-        let by_user_agent = self.ledger.classify(
-            headers
-                .get(header::USER_AGENT)
-                .and_then(|v| v.to_str().ok()),
-        );
+        let user_agent = headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok());
+        let by_user_agent = self.ledger.classify(user_agent);
         let signed = signed::signature(&self.verifier, request);
         let Some(crawler) = signed.as_ref().map(|s| s.crawler).or(by_user_agent) else {
+            if let Some(agent) = user_agent {
+                self.ledger.record_unknown_agent(agent);
+            }
             // "other" is never verified.
             let trust = Trust::Unverified;
             return self

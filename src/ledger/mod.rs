@@ -26,6 +26,7 @@ pub mod files;
 mod metrics;
 mod recent;
 pub mod summary;
+pub mod unknown;
 mod version;
 
 pub use metrics::{CrawlerLabels, CrawlerMetrics, CrawlerName, CrawlerStatusLabels, Verified};
@@ -156,6 +157,8 @@ pub struct Ledger {
     /// Whether verification is on: then a verifiable crawler's files are those of its verified
     /// requests only.
     verifying: bool,
+    /// The User-Agents of "other" requests seen most (bounded).
+    unknown: unknown::UnknownAgents,
 }
 
 impl Ledger {
@@ -183,6 +186,7 @@ impl Ledger {
             file_capacity,
             metrics,
             verifying: false,
+            unknown: unknown::UnknownAgents::default(),
         }
     }
 
@@ -215,6 +219,17 @@ impl Ledger {
     /// The registry crawler a request's User-Agent names; `None` ("other") for none or no header.
     pub fn classify(&self, user_agent: Option<&str>) -> Option<CrawlerId> {
         user_agent.and_then(|ua| self.registry.classify(ua))
+    }
+
+    /// Counts a request whose User-Agent names no registry crawler, for the status page's list of
+    /// the unknown agents seen most.
+    pub fn record_unknown_agent(&self, user_agent: &str) {
+        self.unknown.record(user_agent);
+    }
+
+    /// The unknown User-Agents seen most, most first.
+    pub fn unknown_agents(&self) -> Vec<unknown::UnknownAgent> {
+        self.unknown.top()
     }
 
     /// The name `crawler` is shown and counted under: its registry name, or [`OTHER`].

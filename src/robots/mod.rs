@@ -32,7 +32,7 @@ mod policy;
 mod summary;
 mod template;
 
-pub use policy::{ContentSignal, Policy, PolicyError, CONTENT_SIGNAL_EXPECTED};
+pub use policy::{Access, ContentSignal, Policy, PolicyError, CONTENT_SIGNAL_EXPECTED};
 pub use summary::{summary, PolicySummary};
 pub use template::compile_template;
 

@@ -77,6 +77,7 @@ fn every_command_has_help() {
         &["migrate", "--help"],
         &["check", "--help"],
         &["robots", "test", "--help"],
+        &["crawlers", "update", "--help"],
         &["export", "--help"],
         &["import", "--help"],
         &["demo", "--help"],

@@ -448,3 +448,53 @@ async fn the_status_page_shows_the_policy_per_purpose_and_what_each_crawler_may_
         "{html}"
     );
 }
+
+#[tokio::test]
+async fn the_status_page_dates_the_registry_and_lists_the_unknown_agents_seen_most() {
+    let (_db, app) = site(&[("CRAWLER_VERIFY", "off")]).await;
+    for _ in 0..3 {
+        assert_eq!(fetch_as(&app, UNKNOWN, "/robots.txt").await, 200);
+    }
+    assert_eq!(
+        fetch_as(&app, "curl/8.5.0", "/sitemap_index.xml").await,
+        200
+    );
+    assert_eq!(fetch_as(&app, GPTBOT, "/robots.txt").await, 200);
+    let admin = status_page(&app).await;
+    let status = status_json(&admin).await;
+    assert_eq!(status["registry"]["source"], "built in", "{status}");
+    let date = status["registry"]["date"].as_str().unwrap();
+    assert!(
+        chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok(),
+        "{date}"
+    );
+    let unknown = status["unknown_agents"].as_array().unwrap();
+    assert_eq!(unknown.len(), 2, "{unknown:?}");
+    assert_eq!(unknown[0]["user_agent"], UNKNOWN);
+    assert_eq!(unknown[0]["requests"], 3);
+    assert_eq!(unknown[1]["user_agent"], "curl/8.5.0");
+    assert!(
+        unknown.iter().all(|a| a["user_agent"] != GPTBOT),
+        "a registry crawler is never unknown"
+    );
+    let page = page_text(admin.clone()).await;
+    let registry = section(&page, "Crawler registry", "Crawler verification");
+    assert!(registry.contains(date), "{registry}");
+    assert!(registry.contains("NobodyKnowsBot/0.1"), "{registry}");
+
+    // With CRAWLERS_FILE, the file's modification time.
+    let file = template_file("");
+    let (_db, app) = site(&[("CRAWLERS_FILE", file.path().to_str().unwrap())]).await;
+    let status = status_json(&status_page(&app).await).await;
+    assert_eq!(
+        status["registry"]["source"],
+        file.path().display().to_string()
+    );
+    assert!(
+        status["registry"]["date"]
+            .as_str()
+            .unwrap()
+            .ends_with(" UTC"),
+        "{status}"
+    );
+}

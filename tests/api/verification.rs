@@ -15,7 +15,9 @@ use crate::helpers::{
     eventually, server_binary, spawn_app, status_page, TestApp, TestDb, GOOGLEBOT,
 };
 
-const CLAUDEBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)";
+/// A crawler whose operator publishes no way to verify it (ClaudeBot was one until Anthropic
+/// published its range list).
+const BYTESPIDER: &str = "Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; spider-feedback@bytedance.com)";
 
 /// A client whose connections come from `source` (a loopback address).
 fn client_from(source: &str) -> reqwest::Client {
@@ -248,7 +250,7 @@ async fn other_and_crawlers_without_a_method_are_recorded_at_once_as_unverified(
     let admin = status_page(&app).await;
     let base = base(&app);
     assert_eq!(
-        fetch(&base, "127.0.0.2", CLAUDEBOT, "/sitemap.xml", &[]).await,
+        fetch(&base, "127.0.0.2", BYTESPIDER, "/sitemap.xml", &[]).await,
         200
     );
     assert_eq!(
@@ -256,15 +258,15 @@ async fn other_and_crawlers_without_a_method_are_recorded_at_once_as_unverified(
         200
     );
     let status = status_json(&admin).await;
-    assert_eq!(verdicts(&status, "ClaudeBot"), (0, 1, 0));
+    assert_eq!(verdicts(&status, "Bytespider"), (0, 1, 0));
     assert_eq!(verdicts(&status, "other"), (0, 1, 0));
     assert_eq!(status["verification"]["on"], true);
     assert_eq!(
-        crawler(&status, "ClaudeBot")["files_fetched"],
+        crawler(&status, "Bytespider")["files_fetched"],
         1,
         "a crawler no method can verify counts its claimed fetches"
     );
-    assert_eq!(crawler(&status, "ClaudeBot")["verifiable"], false);
+    assert_eq!(crawler(&status, "Bytespider")["verifiable"], false);
     let line = r#"sitemapd_crawler_requests_total{crawler="other",status="200",verified="false"}"#;
     assert_eq!(app.metric(line).await, 1.0);
 }

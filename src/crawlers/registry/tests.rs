@@ -80,6 +80,40 @@ fn the_operators_crawlers_have_the_documented_purpose_and_verification() {
         ["https://openai.com/gptbot.json"]
     );
     assert!(info("GPTBot").is_verifiable());
+    for name in ["ClaudeBot", "Claude-SearchBot", "Claude-User"] {
+        assert_eq!(
+            info(name).verify_ranges,
+            ["https://claude.com/crawling/bots.json"],
+            "{name}"
+        );
+    }
+    assert_eq!(
+        info("OAI-AdsBot").verify_ranges,
+        ["https://openai.com/adsbot.json"]
+    );
+    assert_eq!(
+        info("ChatGPT Agent").verify_ranges,
+        ["https://openai.com/chatgpt-agents.json"]
+    );
+    assert_eq!(
+        info("CCBot").verify_ranges,
+        ["https://index.commoncrawl.org/ccbot.json"]
+    );
+    assert_eq!(info("CCBot").verify_dns, ["crawl.commoncrawl.org"]);
+    for (name, purpose) in [
+        ("AgentDataBot", Purpose::AiTraining),
+        ("BixelBot", Purpose::AiTraining),
+        ("CloudflareBrowserRenderingCrawler", Purpose::AiTraining),
+        ("DoubaoBot", Purpose::AiTraining),
+        ("ERNIEBot", Purpose::AiTraining),
+        ("KeenableBot", Purpose::AiSearch),
+        ("Kimi-Agent", Purpose::AiUser),
+        ("qodercli", Purpose::AiUser),
+        ("QwenBot", Purpose::AiTraining),
+    ] {
+        assert_eq!(info(name).purpose, purpose, "{name}");
+        assert!(!info(name).docs.is_empty(), "{name}");
+    }
     assert!(info("Googlebot")
         .docs
         .iter()
@@ -356,4 +390,24 @@ fn purposes_round_trip_through_their_names() {
         assert_eq!(json, format!("\"{purpose}\""));
     }
     assert_eq!(Purpose::parse("AI-training"), None);
+}
+
+#[test]
+fn the_builtin_registry_is_dated_and_a_file_by_its_modification_time() {
+    let builtin = Registry::builtin();
+    let date = &builtin.dated().date;
+    assert!(
+        chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok(),
+        "{date}"
+    );
+    assert_eq!(builtin.dated().source, "built in");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "").unwrap();
+    let extended = Registry::with_file(file.path()).unwrap();
+    let modified = std::fs::metadata(file.path()).unwrap().modified().unwrap();
+    let expected = chrono::DateTime::<chrono::Utc>::from(modified)
+        .format("%Y-%m-%d %H:%M UTC")
+        .to_string();
+    assert_eq!(extended.dated().date, expected);
+    assert_eq!(extended.dated().source, file.path().display().to_string());
 }

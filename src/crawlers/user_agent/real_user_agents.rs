@@ -181,6 +181,14 @@ pub(super) const NAMED: &[(&str, &str)] = &[
     ),
     // https://commoncrawl.org/ccbot
     ("CCBot/2.0 (https://commoncrawl.org/faq/)", "CCBot"),
+    // https://commoncrawl.org/faq (the older version's string)
+    ("CCBot/1.0 (+https://commoncrawl.org/bot.html)", "CCBot"),
+    // KeenableBot: as sites' logs quote it (no Keenable page was reached).
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; KeenableBot/1.0; \
+         +https://keenable.ai/)",
+        "KeenableBot",
+    ),
     // https://developers.facebook.com/docs/sharing/webmasters/web-crawlers/
     (
         "meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)",
