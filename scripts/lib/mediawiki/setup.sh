@@ -259,13 +259,14 @@ GUIDE="$ROOT/docs/guide.md"
 guide_mw_view() {
   local want lines
   if [ "$1" = mariadb ]; then want="CREATE VIEW sitemapd.sitemap_mw "; else want="CREATE VIEW sitemap_mw "; fi
-  lines=$(printf '               %s\n' "${MW_NS_LINES[@]}")
+  lines=
+  [ "${#MW_NS_LINES[@]}" -gt 0 ] && lines=$(printf '               %s\n' "${MW_NS_LINES[@]}")
   awk -v want="$want" '
     /^```sql$/ { inblock = 1; block = ""; next }
     /^```/ && inblock { inblock = 0; if (index(block, want)) { printf "%s", block; found = 1; exit } next }
     inblock { block = block $0 "\n" }
     END { exit !found }
-  ' "$GUIDE" | awk -v lines="$lines" '{ print } /^ *WHEN 0 THEN '"''"'$/ { print lines; added = 1 } END { exit !added }' |
+  ' "$GUIDE" | awk -v lines="$lines" '{ print } /^ *WHEN 0 THEN '"''"'$/ { if (lines != "") print lines; added = 1 } END { exit !added }' |
     if [ "$1" = mariadb ]; then
       sed -e "s/sitemapd\./${MW_SDB:-sitemapd}./g" -e "s/mediawiki\.page/${MW_WDB:-mediawiki}.page/g"
     else
