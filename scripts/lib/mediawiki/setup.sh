@@ -99,7 +99,7 @@ cat >>"$dir/LocalSettings.php" <<EOF
 \$wgExtraNamespaces[3002] = 'Café';
 \$wgExtraNamespaces[3003] = 'Café_talk';
 \$wgContentNamespaces = [ NS_MAIN, 3000 ];
-# __NOINDEX__ recorded in every namespace, content namespaces too.
+# __NOINDEX__ honoured (the robots tag sent) in every namespace, content namespaces too.
 \$wgExemptFromUserRobotsControl = [];
 \$wgSitemapNamespaces = [ $MW_NS_LIST ];
 \$wgJobRunRate = 0;

@@ -101,8 +101,9 @@ class SitemapdCheckSite extends Maintenance {
 		$this->edit( 'Redirect to plain', "#REDIRECT [[Plain]]" );
 		$this->edit( 'Recipe:Redirect & more', "#REDIRECT [[Recipe:Plain]]" );
 		$this->edit( 'Project:Redirect?', "#REDIRECT [[Café crème]]" );
-		// __NOINDEX__ pages ($wgExemptFromUserRobotsControl is empty in the check's settings, so
-		// MediaWiki records the property in content namespaces too).
+		// __NOINDEX__ pages (MediaWiki records the page property in every namespace; the check's
+		// empty $wgExemptFromUserRobotsControl makes it send the robots tag in content namespaces
+		// too, so no page listed says noindex).
 		$this->edit( 'Hidden from robots', "Not for search engines.\n__NOINDEX__" );
 		$this->edit( 'Recipe:Hidden & secret', "__NOINDEX__ here." );
 		$this->edit( 'Café:Hidden é', "__NOINDEX__" );
