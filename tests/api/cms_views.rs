@@ -503,3 +503,194 @@ async fn a_view_with_an_aggregate_column_is_checked_for_changes_again_and_again(
         "{xml}"
     );
 }
+
+/// The parts of MediaWiki 1.39's `page` and `page_props` the MediaWiki views read, as MediaWiki's
+/// installer declares them on MariaDB (binary strings, `page_touched` as 14 digits), with pages
+/// whose titles hold what `wfUrlencode` escapes and what it keeps, a redirect, a `__NOINDEX__`
+/// page and a talk page.
+const MW_MARIADB: &str = "CREATE TABLE page (
+    page_id int(10) unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    page_namespace int(11) NOT NULL,
+    page_title varbinary(255) NOT NULL,
+    page_is_redirect tinyint(3) unsigned NOT NULL DEFAULT 0,
+    page_touched binary(14) NOT NULL,
+    page_latest int(10) unsigned NOT NULL,
+    UNIQUE KEY page_name_title (page_namespace, page_title)
+  ) DEFAULT CHARSET=binary;
+  CREATE TABLE page_props (
+    pp_page int(10) unsigned NOT NULL,
+    pp_propname varbinary(60) NOT NULL,
+    pp_value blob NOT NULL,
+    PRIMARY KEY (pp_page, pp_propname)
+  ) DEFAULT CHARSET=binary;";
+
+/// The same tables as MediaWiki's installer declares them on PostgreSQL (schema `mediawiki`,
+/// text, `page_touched` a TIMESTAMPTZ).
+const MW_POSTGRES: &str = "CREATE SCHEMA mediawiki;
+  CREATE TABLE mediawiki.page (
+    page_id serial PRIMARY KEY,
+    page_namespace integer NOT NULL,
+    page_title text NOT NULL,
+    page_is_redirect smallint NOT NULL DEFAULT 0,
+    page_touched timestamptz NOT NULL,
+    page_latest integer NOT NULL,
+    UNIQUE (page_namespace, page_title)
+  );
+  CREATE TABLE mediawiki.page_props (
+    pp_page integer NOT NULL,
+    pp_propname text NOT NULL,
+    pp_value text NOT NULL,
+    PRIMARY KEY (pp_page, pp_propname)
+  );";
+
+/// The pages: id, namespace, title as MediaWiki stores it, redirect, page_touched (UTC).
+const MW_PAGES: [(u32, u32, &str, u8, &str); 11] = [
+    (1, 0, "Main_Page", 0, "2024-03-01 12:00:00"),
+    (2, 0, "Q&A", 0, "2024-03-02 12:00:00"),
+    (3, 0, "Don't_\"quote\"_me", 0, "2024-03-03 12:00:00"),
+    (4, 0, "A+B=C", 0, "2024-03-04 12:00:00"),
+    (
+        5,
+        0,
+        "What?_Back\\slash_100%_pure",
+        0,
+        "2024-03-05 12:00:00",
+    ),
+    (6, 0, "Café_crème", 0, "2024-03-06 12:00:00"),
+    (7, 0, "Caret^and`backtick`", 0, "2024-03-07 12:00:00"),
+    (8, 0, "Redirect_to_Q&A", 1, "2024-03-08 12:00:00"),
+    (9, 0, "Hidden", 0, "2024-03-09 12:00:00"),
+    (10, 1, "Talk_about_Q&A", 0, "2024-03-10 12:00:00"),
+    (
+        11,
+        3000,
+        "Kept_;@$!*(),/~:_as_they_are",
+        0,
+        "2024-03-11 12:00:00",
+    ),
+];
+
+/// The statements that write [`MW_PAGES`] (page 9 a `__NOINDEX__` page) into `page` and
+/// `page_props` as MediaWiki writes them on `backend`: on MariaDB `page_touched` as 14 digits
+/// and `\` escaped in literals, on PostgreSQL a timestamp in the schema `mediawiki`.
+fn mediawiki_rows(backend: Backend) -> String {
+    let (schema, backslash) = match backend {
+        Backend::MariaDb => ("", "\\\\"),
+        _ => ("mediawiki.", "\\"),
+    };
+    let rows: Vec<String> = MW_PAGES
+        .iter()
+        .map(|(id, ns, title, redirect, touched)| {
+            let title = title.replace('\'', "''").replace('\\', backslash);
+            let touched = match backend {
+                Backend::MariaDb => touched.replace(['-', ' ', ':'], ""),
+                _ => format!("{touched}+00"),
+            };
+            format!("({id}, {ns}, '{title}', {redirect}, '{touched}', {id})")
+        })
+        .collect();
+    format!(
+        "INSERT INTO {schema}page (page_id, page_namespace, page_title, page_is_redirect, page_touched, page_latest)
+         VALUES {};
+         INSERT INTO {schema}page_props (pp_page, pp_propname, pp_value)
+         VALUES (9, 'noindex', ''), (2, 'displaytitle', 'Q&A');",
+        rows.join(", ")
+    )
+}
+
+/// What MediaWiki's `Title::getFullURL()` gives for the listed pages (main namespace and the
+/// namespace added to the view, `Recipe:`), in id order.
+const MW_URLS: [&str; 8] = [
+    "https://wiki.example.com/wiki/Main_Page",
+    "https://wiki.example.com/wiki/Q%26A",
+    "https://wiki.example.com/wiki/Don%27t_%22quote%22_me",
+    "https://wiki.example.com/wiki/A%2BB%3DC",
+    "https://wiki.example.com/wiki/What%3F_Back%5Cslash_100%25_pure",
+    "https://wiki.example.com/wiki/Caf%C3%A9_cr%C3%A8me",
+    "https://wiki.example.com/wiki/Caret%5Eand%60backtick%60",
+    "https://wiki.example.com/wiki/Recipe:Kept_;@$!*(),/~:_as_they_are",
+];
+
+/// The guide's MediaWiki view for `backend`, with the guide's one-line change adding the
+/// namespace 3000 (`Recipe:`).
+fn mediawiki_view(backend: Backend) -> String {
+    let view = match backend {
+        Backend::MariaDb => guide_view("sitemap_mw").replace("mediawiki.", ""),
+        _ => guide_block("sql", "CREATE VIEW sitemap_mw ").to_string(),
+    };
+    let main = "WHEN 0 THEN ''\n";
+    assert!(view.contains(main), "{view}");
+    view.replace(
+        main,
+        "WHEN 0 THEN ''\n               WHEN 3000 THEN 'Recipe:'\n",
+    )
+}
+
+async fn mediawiki(backend: Backend) -> (TestDb, TestApp) {
+    let db = TestDb::on(backend).await;
+    db.migrate().await;
+    match backend {
+        Backend::MariaDb => {
+            db.exec(MW_MARIADB).await;
+            db.exec(&mediawiki_rows(backend)).await;
+            db.exec(&format!(
+                "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci; {}",
+                mediawiki_view(backend)
+            ))
+            .await;
+        }
+        _ => {
+            db.exec(MW_POSTGRES).await;
+            db.exec(&mediawiki_rows(backend)).await;
+            db.exec(&mediawiki_view(backend)).await;
+        }
+    }
+    let app = spawn_app(
+        &db.url,
+        &[
+            ("SITEMAP_SOURCE", "sitemap_mw"),
+            ("SITEMAP_BASE_URL", "https://wiki.example.com"),
+            ("SITEMAP_REFRESH_SECS", "1"),
+        ],
+    )
+    .await;
+    (db, app)
+}
+
+async fn the_mediawiki_view_serves_content_pages_as_mediawiki_links_them(backend: Backend) {
+    let (db, app) = mediawiki(backend).await;
+    let xml = urlset(&app).await;
+    assert_eq!(locs(xml.as_bytes()), MW_URLS, "{xml}");
+    assert!(
+        xml.contains(
+            "<url><loc>https://wiki.example.com/wiki/Q%26A</loc>\
+             <lastmod>2024-03-02T12:00:00+00:00</lastmod></url>"
+        ),
+        "{xml}"
+    );
+    // An edit moves page_touched; the page turned into a redirect leaves.
+    let (page, touched) = match backend {
+        Backend::MariaDb => ("page", "20240601000000"),
+        _ => ("mediawiki.page", "2024-06-01 00:00:00+00"),
+    };
+    db.exec(&format!(
+        "UPDATE {page} SET page_touched = '{touched}' WHERE page_id = 2;
+         UPDATE {page} SET page_is_redirect = 1 WHERE page_id = 4;"
+    ))
+    .await;
+    let xml = swept_urlset(&app).await;
+    assert!(
+        xml.contains("<lastmod>2024-06-01T00:00:00+00:00</lastmod>") && !xml.contains("A%2BB%3DC"),
+        "{xml}"
+    );
+}
+
+#[tokio::test]
+async fn the_mediawiki_view_on_mariadb_serves_content_pages_as_mediawiki_links_them() {
+    the_mediawiki_view_serves_content_pages_as_mediawiki_links_them(Backend::MariaDb).await;
+}
+
+#[tokio::test]
+async fn the_mediawiki_view_on_postgres_serves_content_pages_as_mediawiki_links_them() {
+    the_mediawiki_view_serves_content_pages_as_mediawiki_links_them(Backend::Postgres).await;
+}
