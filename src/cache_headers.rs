@@ -55,7 +55,7 @@ fn kind_of(site: &Site, file: File) -> Kind {
         }
         File::Index | File::Sitemap | File::SitemapTxt => Kind::List,
         File::FeedAtom | File::FeedRss | File::Llms => Kind::List,
-        File::Robots => Kind::Robots,
+        File::Robots | File::License => Kind::Robots,
         File::Stylesheet | File::IndexNowKey => Kind::Fixed,
     }
 }
@@ -165,10 +165,10 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> String {
                 push_group(&mut keys, group.name.as_deref());
             }
         }
-        File::Robots | File::Stylesheet | File::IndexNowKey => {}
+        File::Robots | File::License | File::Stylesheet | File::IndexNowKey => {}
     }
     let served_from = match file {
-        File::Robots | File::Llms | File::IndexNowKey => site.base(),
+        File::Robots | File::License | File::Llms | File::IndexNowKey => site.base(),
         _ => site.files(),
     };
     let url = served_from.url();

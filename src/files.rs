@@ -28,6 +28,11 @@ pub const STYLESHEET: &str = "sitemap.xsl";
 pub const LLMS: &str = "llms.txt";
 /// llms.txt's paths, at the root of the site's host: the first is the one linked to.
 pub const LLMS_PATHS: [&str; 2] = ["/llms.txt", "/.well-known/llms.txt"];
+/// `/license.xml`'s name: the policy as an RSL licence, at the root like robots.txt (its
+/// patterns are the root's).
+pub const LICENSE: &str = "license.xml";
+/// license.xml's path: always the root.
+pub const LICENSE_PATH: &str = "/license.xml";
 /// The directory of the second of [`LLMS_PATHS`].
 pub const WELL_KNOWN: &str = ".well-known";
 
@@ -65,6 +70,8 @@ pub enum File {
     Stylesheet,
     /// `/llms.txt` and `/.well-known/llms.txt`, at the root of the site's host.
     Llms,
+    /// `/license.xml`, at the root of the site's host.
+    License,
 }
 
 /// File K of one of a site's groups.
@@ -106,6 +113,9 @@ pub fn parse_base_path(path: &str, base: &str, key_file: Option<&str>) -> Option
     }
     if LLMS_PATHS.contains(&path) {
         return Some(File::Llms);
+    }
+    if path == LICENSE_PATH {
+        return Some(File::License);
     }
     let name = path.strip_prefix(base)?;
     (key_file == Some(name)).then_some(File::IndexNowKey)
@@ -192,6 +202,7 @@ pub struct SiteShape<'a> {
     pub feeds: bool,
     pub stylesheet: bool,
     pub llms: bool,
+    pub license: bool,
 }
 
 /// Where a file is published.
@@ -214,7 +225,7 @@ pub struct Listed {
 
 /// The files of a site with `shape`: each page (as `.xml.gz` and `.txt`, group by group), then
 /// the index, `sitemap.xml` and `sitemap.txt`, the feeds and the stylesheet under the mount path;
-/// robots.txt and llms.txt at the root. The IndexNow key file is the process's, not a site's,
+/// robots.txt, llms.txt and license.xml at the root. The IndexNow key file is the process's, not a site's,
 /// and is left out.
 pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     let published = |file, path: &str| Listed {
@@ -223,10 +234,10 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
         path: path.to_string(),
     };
     let root = |path: String| Listed {
-        file: if path == ROBOTS {
-            File::Robots
-        } else {
-            File::Llms
+        file: match path.as_str() {
+            ROBOTS => File::Robots,
+            LICENSE => File::License,
+            _ => File::Llms,
         },
         place: Place::Root,
         path,
@@ -255,6 +266,9 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     if shape.llms {
         files.push(root(LLMS.to_string()));
         files.push(root(format!("{WELL_KNOWN}/{LLMS}")));
+    }
+    if shape.license {
+        files.push(root(LICENSE.to_string()));
     }
     files
 }
@@ -340,6 +354,7 @@ mod tests {
             feeds: true,
             stylesheet: true,
             llms: true,
+            license: true,
         };
         let groups = |name: Option<&str>| match name {
             None => Some(0),
@@ -353,7 +368,8 @@ mod tests {
             };
             assert_eq!(parsed, Some(listed.file), "{}", listed.path);
             assert!(
-                listed.file == File::Llms || looks_like_a_site_file(&listed.path),
+                matches!(listed.file, File::Llms | File::License)
+                    || looks_like_a_site_file(&listed.path),
                 "{}",
                 listed.path
             );

@@ -60,7 +60,10 @@ pub struct Revised {
 impl File {
     /// Files that do not depend on the database: answered from the first second.
     fn served_before_the_first_sweep(self) -> bool {
-        matches!(self, File::Robots | File::IndexNowKey | File::Stylesheet)
+        matches!(
+            self,
+            File::Robots | File::IndexNowKey | File::Stylesheet | File::License
+        )
     }
 }
 
@@ -116,7 +119,7 @@ impl Reader {
         file: File,
         accepts: Accepts,
     ) -> Result<Document, AnswerError> {
-        use document::{ATOM, MARKDOWN, RSS, TEXT, XML, XSL};
+        use document::{ATOM, MARKDOWN, RSL, RSS, TEXT, XML, XSL};
         let serving = |readiness: Readiness| {
             (file.served_before_the_first_sweep() || readiness.serves_files())
                 .then_some(())
@@ -187,6 +190,15 @@ impl Reader {
                 // Stored files are served at once; llms.txt comes with the first sweeps.
                 let llms = together.llms.as_ref().ok_or(AnswerError::FirstSweep)?;
                 Document::small(MARKDOWN, llms, accepts)
+            }
+            File::License => {
+                let (_, body) = site.first().license.as_ref().ok_or(AnswerError::NotFound)?;
+                // Dated with robots.txt, which names it and changes with the policy.
+                let validators = crate::site::Validators {
+                    fingerprint: Fingerprint::of(body),
+                    changed_at: robots().validators.changed_at,
+                };
+                Document::bytes(RSL, validators, body.clone())
             }
             File::SitemapTxt => {
                 let (group, only) = site.single_page().ok_or(AnswerError::NotFound)?;

@@ -77,7 +77,30 @@ pub fn group_settings(
         robots_body: Bytes::from(robots.body.clone()),
         robots_rules: robots_rules.fingerprint(),
         llms: crate::config::group_llms(site, group, robots.rules.clone(), &config.crawlers),
+        license: robots
+            .license
+            .as_ref()
+            .map(|license| (license.clone(), Bytes::from(license.document()))),
+        links: links(site, robots),
     }
+}
+
+/// The `Link` header of every answer of `site`: its licence and its llms.txt, when served.
+fn links(site: &SiteConfig, robots: &ServedRobots) -> Option<axum::http::HeaderValue> {
+    let mut links = Vec::new();
+    if robots.license.is_some() {
+        links.push(format!(
+            "<{}>; rel=\"license\"; type=\"{}\"",
+            super::license_url(&site.base_url),
+            crate::robots::RSL_TYPE
+        ));
+    }
+    if site.llms.is_some() {
+        links.push(crate::llms::DESCRIBED_BY.to_string());
+    }
+    axum::http::HeaderValue::from_str(&links.join(", "))
+        .ok()
+        .filter(|_| !links.is_empty())
 }
 
 /// A group as the site's index dates the site's groups.

@@ -186,6 +186,9 @@ impl App {
                 self.cache_headers.cache_control(&site, file),
             );
         response = crate::cache_headers::tagged(response, &site, file, path);
+        if let Some(links) = &site.first().links {
+            response = response.header(header::LINK, links.clone());
+        }
         if document.varies_by_encoding {
             response = response.header(header::VARY, "Accept-Encoding");
         }

@@ -37,6 +37,7 @@ impl Route {
                 File::Robots => "robots",
                 File::Stylesheet => "stylesheet",
                 File::Llms => "llms",
+                File::License => "license",
             },
             Self::Probe(Probe::Health) => "healthz",
             Self::Probe(Probe::Ready) => "readyz",

@@ -23,6 +23,9 @@ pub use format::{
 };
 pub use policy::{ai_search_tokens, allowed_for_all, AiSearchPolicy};
 
+/// The `Link` header value that points at llms.txt (llms.txt v2): on sitemapd's answers and,
+/// through the enforce snippets, on the site's pages.
+pub const DESCRIBED_BY: &str = "</llms.txt>; rel=\"describedby\"; type=\"text/markdown\"";
 /// Title of the unnamed group's section.
 pub const UNNAMED_SECTION: &str = "Pages";
 /// `LLMS_TXT_PER_GROUP` by default.

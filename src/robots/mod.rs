@@ -25,6 +25,7 @@ use std::fmt;
 mod compile;
 pub mod enforce;
 mod lex;
+pub mod license;
 mod matcher;
 mod parse;
 mod pattern;
@@ -32,6 +33,7 @@ mod policy;
 mod summary;
 mod template;
 
+pub use license::{License, LicenseSetting, LicenseTerms, RSL_NS, RSL_TYPE};
 pub use policy::{ContentSignal, Policy, PolicyError, CONTENT_SIGNAL_EXPECTED};
 pub use summary::{summary, PolicySummary};
 pub use template::compile_template;

@@ -224,6 +224,7 @@ fn merged_feeds(groups: &[Arc<Group>], snapshots: &[Arc<Snapshot>]) -> Option<Fe
     let site = FeedSite {
         base: &first.base,
         files: &first.files,
+        license: first.license.as_ref().map(|(license, _)| license.as_ref()),
     };
     let dated = |body: Vec<u8>, changed: fn(&Feeds) -> i64| {
         let body = bytes::Bytes::from(body);

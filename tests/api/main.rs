@@ -32,6 +32,7 @@ mod hostile;
 mod hosts;
 mod import;
 mod import_limits;
+mod license;
 mod llms;
 mod notify;
 mod operations;

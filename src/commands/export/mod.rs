@@ -105,6 +105,7 @@ fn shape(site: &Site) -> SiteShape<'_> {
         feeds: together.feeds.is_some(),
         stylesheet: site.first().style.stylesheet.is_some(),
         llms: together.llms.is_some(),
+        license: site.first().license.is_some(),
     }
 }
 
