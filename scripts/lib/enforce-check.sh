@@ -4,7 +4,9 @@
 # ROBOTS_POLICY=ai-training=disallow, starts a second instance of the server on a port of its own
 # with the snippet included as its comments say, in front of the same sitemapd, and checks that a
 # request with GPTBot's real User-Agent gets 403 on a page and 200 on /robots.txt, and Googlebot's
-# 200 on both. That instance is stopped by PID when the checks end.
+# 200 on both; and that the snippet's headers reach the site's pages: Content-Signal and
+# Content-Usage as the policy says, the licence and llms.txt (LLMS_TXT=on) in Link. That instance
+# is stopped by PID when the checks end.
 
 GPTBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)'
 GOOGLEBOT_UA='Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -15,9 +17,9 @@ OAI_ADSBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; O
 GPTBOT_13_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot'
 ENFORCE_PID=
 
-# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow, into FILE.
+# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow with llms.txt on, into FILE.
 enforce_snippet() {
-  env -i PATH="$PATH" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow \
+  env -i PATH="$PATH" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow LLMS_TXT=on \
     "$BIN" robots enforce "$FRONT" >"$1" 2>"$TMP/enforce.err"
 }
 
@@ -49,6 +51,25 @@ enforce_requests() {
   check "enforce ($FRONT): GPTBot/1.3's real User-Agent gets 403 (got $s)" eq "$s" 403
   s=$(fetch enf_url GET "$url/" -A "Mozilla/5.0 (compatible; LinkChecker/1.0; +https://example.com/gptbot)")
   check "enforce ($FRONT): GPTBot in a URL names no crawler (got $s)" eq "$s" 200
+  enforce_header_checks "$url"
+}
+
+# enforce_header_checks URL: the policy's headers on a page of the site behind the snippet.
+enforce_header_checks() {
+  local url=$1 v links
+  fetch enf_hdr_page GET "$url/index.php?p=1" -A "$GOOGLEBOT_UA" >/dev/null
+  v=$(hdr enf_hdr_page Content-Signal)
+  check "enforce ($FRONT): a page carries Content-Signal as robots.txt writes it (got '$v')" eq "$v" "ai-train=no"
+  v=$(hdr enf_hdr_page Content-Usage)
+  check "enforce ($FRONT): a page carries Content-Usage in the aipref vocabulary (got '$v')" eq "$v" "train-ai=n"
+  links=$(grep -i '^link:' "$TMP/enf_hdr_page.h" | tr -d '\r')
+  check "enforce ($FRONT): a page's Link names the licence ($links)" \
+    eval 'grep -qF "<${PROXY%/}/license.xml>; rel=\"license\"; type=\"application/rsl+xml\"" <<<"$links"'
+  check "enforce ($FRONT): a page's Link names llms.txt ($links)" \
+    eval 'grep -qF "</llms.txt>; rel=\"describedby\"; type=\"text/markdown\"" <<<"$links"'
+  fetch enf_hdr_robots GET "$url/robots.txt" -A "$GOOGLEBOT_UA" >/dev/null
+  v=$(hdr enf_hdr_robots Content-Usage)
+  check "enforce ($FRONT): sitemapd's answers through the server carry them too (got '$v')" eq "$v" "train-ai=n"
 }
 
 # enforce_start URL COMMAND...: the server with the snippet, until URL answers.

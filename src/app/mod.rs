@@ -29,7 +29,7 @@ use crate::sweep::lease::LeaseHolder;
 use crate::sweep::{SweepError, Sweeper};
 
 pub use open::{entry_rules, license_url, served_robots, watch_sources, ServedRobots, Sites};
-pub use settings::group_settings;
+pub use settings::{group_settings, links};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
 #[derive(Debug, thiserror::Error)]

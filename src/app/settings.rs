@@ -81,12 +81,13 @@ pub fn group_settings(
             .license
             .as_ref()
             .map(|license| (license.clone(), Bytes::from(license.document()))),
-        links: links(site, robots),
+        links: links(site, robots).and_then(|links| axum::http::HeaderValue::from_str(&links).ok()),
     }
 }
 
-/// The `Link` header of every answer of `site`: its licence and its llms.txt, when served.
-fn links(site: &SiteConfig, robots: &ServedRobots) -> Option<axum::http::HeaderValue> {
+/// The `Link` header of every answer of `site` (and, through the enforce snippets, of its
+/// pages): its licence and its llms.txt, when served.
+pub fn links(site: &SiteConfig, robots: &ServedRobots) -> Option<String> {
     let mut links = Vec::new();
     if robots.license.is_some() {
         links.push(format!(
@@ -98,9 +99,7 @@ fn links(site: &SiteConfig, robots: &ServedRobots) -> Option<axum::http::HeaderV
     if site.llms.is_some() {
         links.push(crate::llms::DESCRIBED_BY.to_string());
     }
-    axum::http::HeaderValue::from_str(&links.join(", "))
-        .ok()
-        .filter(|_| !links.is_empty())
+    (!links.is_empty()).then(|| links.join(", "))
 }
 
 /// A group as the site's index dates the site's groups.

@@ -27,6 +27,7 @@ pub mod enforce;
 mod lex;
 pub mod license;
 mod matcher;
+pub mod page_headers;
 mod parse;
 mod pattern;
 mod policy;
