@@ -72,6 +72,8 @@ pub enum File {
     Llms,
     /// `/license.xml`, at the root of the site's host.
     License,
+    /// `<prefix>llms.txt`: the llms.txt of the group at this position, under its `llms_path`.
+    GroupLlms(usize),
 }
 
 /// File K of one of a site's groups.
@@ -119,6 +121,11 @@ pub fn parse_base_path(path: &str, base: &str, key_file: Option<&str>) -> Option
     }
     let name = path.strip_prefix(base)?;
     (key_file == Some(name)).then_some(File::IndexNowKey)
+}
+
+/// Whether `path` is the llms.txt of a group whose pages are under `prefix` (`/blog/`).
+pub fn is_group_llms_path(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix) == Some(LLMS)
 }
 
 /// What `path` names among the files published at the mount path `files`: the index, sitemaps,
@@ -203,6 +210,8 @@ pub struct SiteShape<'a> {
     pub stylesheet: bool,
     pub llms: bool,
     pub license: bool,
+    /// Each group with a llms.txt of its own: its position and path prefix (`/blog/`).
+    pub group_llms: Vec<(usize, &'a str)>,
 }
 
 /// Where a file is published.
@@ -269,6 +278,13 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     }
     if shape.license {
         files.push(root(LICENSE.to_string()));
+    }
+    for &(group, prefix) in &shape.group_llms {
+        files.push(Listed {
+            file: File::GroupLlms(group),
+            place: Place::Root,
+            path: format!("{}{LLMS}", prefix.trim_start_matches('/')),
+        });
     }
     files
 }
@@ -355,6 +371,7 @@ mod tests {
             stylesheet: true,
             llms: true,
             license: true,
+            group_llms: vec![(1, "/blog/")],
         };
         let groups = |name: Option<&str>| match name {
             None => Some(0),
@@ -364,11 +381,15 @@ mod tests {
         for listed in site_files(&shape) {
             let parsed = match listed.place {
                 Place::Published => parse_published_name(&listed.path, groups),
+                Place::Root if listed.path == "blog/llms.txt" => {
+                    assert!(is_group_llms_path("/blog/llms.txt", "/blog/"));
+                    Some(File::GroupLlms(1))
+                }
                 Place::Root => parse_base_path(&format!("/{}", listed.path), "/", None),
             };
             assert_eq!(parsed, Some(listed.file), "{}", listed.path);
             assert!(
-                matches!(listed.file, File::Llms | File::License)
+                matches!(listed.file, File::Llms | File::License | File::GroupLlms(_))
                     || looks_like_a_site_file(&listed.path),
                 "{}",
                 listed.path

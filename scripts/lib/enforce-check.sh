@@ -17,9 +17,12 @@ OAI_ADSBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; O
 GPTBOT_13_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot'
 ENFORCE_PID=
 
-# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow with llms.txt on, into FILE.
+# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow with llms.txt on and a
+# group with its own llms.txt under /blog/ (a sites file), into FILE.
 enforce_snippet() {
-  env -i PATH="$PATH" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow LLMS_TXT=on \
+  printf '[[site]]\nbase_url = "%s"\nllms_txt = true\n\n[[site.group]]\nname = "pages"\nsource = "sitemap_entries"\n\n[[site.group]]\nname = "posts"\nsource = "sitemap_entries"\nllms_path = "/blog/"\n' \
+    "$PROXY" >"$TMP/enforce-sites.toml"
+  env -i PATH="$PATH" SITEMAP_SITES_FILE="$TMP/enforce-sites.toml" ROBOTS_POLICY=ai-training=disallow \
     "$BIN" robots enforce "$FRONT" >"$1" 2>"$TMP/enforce.err"
 }
 
@@ -67,6 +70,10 @@ enforce_header_checks() {
     eval 'grep -qF "<${PROXY%/}/license.xml>; rel=\"license\"; type=\"application/rsl+xml\"" <<<"$links"'
   check "enforce ($FRONT): a page's Link names llms.txt ($links)" \
     eval 'grep -qF "</llms.txt>; rel=\"describedby\"; type=\"text/markdown\"" <<<"$links"'
+  fetch enf_hdr_blog GET "$url/blog/a-post" -A "$GOOGLEBOT_UA" >/dev/null
+  links=$(grep -i '^link:' "$TMP/enf_hdr_blog.h" | tr -d '\r')
+  check "enforce ($FRONT): a page under /blog/ names /blog/llms.txt, the most specific ($links)" \
+    eval 'grep -qF "</blog/llms.txt>; rel=\"describedby\"" <<<"$links" && ! grep -qF "</llms.txt>" <<<"$links"'
   fetch enf_hdr_robots GET "$url/robots.txt" -A "$GOOGLEBOT_UA" >/dev/null
   v=$(hdr enf_hdr_robots Content-Usage)
   check "enforce ($FRONT): sitemapd's answers through the server carry them too (got '$v')" eq "$v" "train-ai=n"

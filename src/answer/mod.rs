@@ -62,9 +62,27 @@ impl File {
     fn served_before_the_first_sweep(self) -> bool {
         matches!(
             self,
-            File::Robots | File::IndexNowKey | File::Stylesheet | File::License
+            File::Robots
+                | File::IndexNowKey
+                | File::Stylesheet
+                | File::License
+                | File::Llms
+                | File::GroupLlms(_)
         )
     }
+}
+
+/// llms.txt before the first sweeps have read its sections: the site's header and its link to
+/// the sitemaps, no section. Never a 5xx (Lighthouse fails a site whose llms.txt answers one);
+/// its bytes have validators of their own, so the real file replaces it at the next request.
+fn provisional_llms(site: &Site) -> Result<Document, AnswerError> {
+    let llms = site.first().llms.as_ref().ok_or(AnswerError::NotFound)?;
+    let body = Bytes::from(crate::llms::render(&llms.header, &[]));
+    let validators = crate::site::Validators {
+        fingerprint: Fingerprint::of(&body),
+        changed_at: site.first().snapshot().robots.validators.changed_at,
+    };
+    Ok(Document::bytes(document::MARKDOWN, validators, body))
 }
 
 /// Why a file cannot be answered.
@@ -183,13 +201,22 @@ impl Reader {
                 None => Document::small(XML, &site.together().index, accepts),
             },
             File::Llms => {
-                if site.first().llms.is_none() {
-                    return Err(AnswerError::NotFound);
-                }
                 let together = site.together();
-                // Stored files are served at once; llms.txt comes with the first sweeps.
-                let llms = together.llms.as_ref().ok_or(AnswerError::FirstSweep)?;
-                Document::small(MARKDOWN, llms, accepts)
+                match &together.llms {
+                    Some(llms) => Document::small(MARKDOWN, llms, accepts),
+                    None => provisional_llms(site)?,
+                }
+            }
+            File::GroupLlms(group) => {
+                let together = site.together();
+                let own = together
+                    .group_llms
+                    .get(group)
+                    .ok_or(AnswerError::NotFound)?;
+                match own {
+                    Some(llms) => Document::small(MARKDOWN, llms, accepts),
+                    None => provisional_llms(site)?,
+                }
             }
             File::License => {
                 let (_, body) = site.first().license.as_ref().ok_or(AnswerError::NotFound)?;

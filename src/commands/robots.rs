@@ -60,7 +60,8 @@ pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> 
     let refused = blocked(policy, registry).map_err(crate::robots::RobotsError::from)?;
     let robots = app::served_robots(config, site)?;
     let served = crate::robots::RobotsTxt::parse(&robots.body)?;
-    let headers = PageHeaders::new(&served, policy, app::links(site, &robots));
+    let mut headers = PageHeaders::new(&served, policy, app::links(site, &robots));
+    headers.link_by_prefix = app::links_by_prefix(site, &robots);
     print!("{}", snippet(server, &refused, policy, &headers));
     Ok(0)
 }

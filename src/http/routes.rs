@@ -38,6 +38,7 @@ impl Route {
                 File::Stylesheet => "stylesheet",
                 File::Llms => "llms",
                 File::License => "license",
+                File::GroupLlms(_) => "group_llms",
             },
             Self::Probe(Probe::Health) => "healthz",
             Self::Probe(Probe::Ready) => "readyz",

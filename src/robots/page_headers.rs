@@ -18,6 +18,9 @@ pub struct PageHeaders {
     pub content_signal: Option<String>,
     pub content_usage: Option<String>,
     pub link: Option<String>,
+    /// Path prefixes with a llms.txt of their own and the `Link` of the pages under them,
+    /// longest first: the most specific applies.
+    pub link_by_prefix: Vec<(String, String)>,
 }
 
 /// The aipref labels of the purposes that have one.
@@ -34,6 +37,7 @@ impl PageHeaders {
             content_signal: star_content_signal(robots),
             content_usage: policy.and_then(content_usage),
             link,
+            link_by_prefix: Vec::new(),
         }
     }
 
@@ -76,11 +80,21 @@ impl PageHeaders {
         );
         for (name, value) in self.each() {
             if name == "Link" {
+                // The most specific prefix's value first (nginx tries regexes in order), on
+                // the URI as requested, before any rewrite to the application's script.
+                out.push_str("map $request_uri $sitemapd_page_link {\n");
+                for (prefix, link) in &self.link_by_prefix {
+                    out.push_str(&format!(
+                        "    \"~^{}\" \"{}\";\n",
+                        regex(prefix),
+                        quoted(link)
+                    ));
+                }
+                out.push_str(&format!("    default \"{}\";\n}}\n", quoted(value)));
                 // An empty value adds no header: only responses without a Link get this one.
-                out.push_str(&format!(
-                    "map $upstream_http_link $sitemapd_link {{\n    \"\" \"{}\";\n    default \"\";\n}}\n",
-                    quoted(value)
-                ));
+                out.push_str(
+                    "map $upstream_http_link $sitemapd_link {\n    \"\" $sitemapd_page_link;\n    default \"\";\n}\n",
+                );
                 out.push_str("add_header Link $sitemapd_link;\n");
             } else {
                 out.push_str(&format!("add_header {name} \"{}\";\n", quoted(value)));
@@ -91,19 +105,50 @@ impl PageHeaders {
     fn apache(&self, out: &mut String) {
         out.push_str("# These need mod_headers (a2enmod headers).\n");
         for (name, value) in self.each() {
-            let action = if name == "Link" { "setifempty" } else { "set" };
-            out.push_str(&format!("Header {action} {name} \"{}\"\n", quoted(value)));
+            if name != "Link" {
+                out.push_str(&format!("Header set {name} \"{}\"\n", quoted(value)));
+                continue;
+            }
+            // The first that applies sets it: the most specific prefix first, on the request
+            // line as sent (REQUEST_URI is the rewritten one by the time headers are set).
+            for (prefix, link) in &self.link_by_prefix {
+                out.push_str(&format!(
+                    "Header setifempty Link \"{}\" \"expr=%{{THE_REQUEST}} =~ m#^[A-Z]+ {}#\"\n",
+                    quoted(link),
+                    regex(prefix)
+                ));
+            }
+            out.push_str(&format!("Header setifempty Link \"{}\"\n", quoted(value)));
         }
     }
 
     fn caddy(&self, out: &mut String) {
+        if let Some(link) = &self.link {
+            // Regexes are tried in order: the most specific prefix first, on the path as
+            // requested, before any rewrite.
+            out.push_str("map {http.request.orig_uri.path} {sitemapd_link} {\n");
+            for (prefix, value) in &self.link_by_prefix {
+                out.push_str(&format!("\t~^{} `{value}`\n", regex(prefix)));
+            }
+            out.push_str(&format!("\tdefault `{link}`\n}}\n"));
+        }
         // `?` sets a header only where the response has none.
         out.push_str("header {\n");
         for (name, value) in self.each() {
+            let value = if name == "Link" {
+                "{sitemapd_link}"
+            } else {
+                value
+            };
             out.push_str(&format!("\t?{name} `{value}`\n"));
         }
         out.push_str("}\n");
     }
+}
+
+/// A path prefix as a regular expression (prefixes hold no other special character).
+fn regex(prefix: &str) -> String {
+    prefix.replace('.', "\\.")
 }
 
 /// `\` and `"` escaped, for a double-quoted nginx or Apache string.
@@ -181,8 +226,12 @@ mod tests {
             "{nginx}"
         );
         assert!(
-            nginx.contains("    \"\" \"<https://e.com/license.xml>; rel=\\\"license\\\"\";\n"),
+            nginx.contains("    default \"<https://e.com/license.xml>; rel=\\\"license\\\"\";\n"),
             "{nginx}"
+        );
+        assert!(
+            nginx.contains("    \"\" $sitemapd_page_link;\n"),
+            "only where the response has none: {nginx}"
         );
         let mut apache = String::new();
         found.write(Server::Apache, &mut apache);
@@ -195,11 +244,31 @@ mod tests {
         let mut caddy = String::new();
         found.write(Server::Caddy, &mut caddy);
         assert!(
-            caddy.contains("\t?Link `<https://e.com/license.xml>; rel=\"license\"`\n"),
+            caddy.contains("\tdefault `<https://e.com/license.xml>; rel=\"license\"`\n")
+                && caddy.contains("\t?Link `{sitemapd_link}`\n"),
             "{caddy}"
         );
         let mut none = String::new();
         PageHeaders::default().write(Server::Caddy, &mut none);
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_most_specific_prefix_comes_first_for_every_server() {
+        let mut found = headers("User-agent: *\nAllow: /\n", "ai-training=disallow");
+        found.link_by_prefix = vec![
+            ("/blog/news.x/".into(), "<n>".into()),
+            ("/blog/".into(), "<b>".into()),
+        ];
+        for server in [Server::Nginx, Server::Apache, Server::Caddy] {
+            let mut out = String::new();
+            found.write(server, &mut out);
+            let news = out.find("/blog/news\\.x/").expect("the dot escaped");
+            let blog = out
+                .find("^/blog/\"")
+                .or_else(|| out.find("^/blog/ "))
+                .or_else(|| out.find("[A-Z]+ /blog/#"));
+            assert!(blog.is_some_and(|blog| news < blog), "{out}");
+        }
     }
 }

@@ -34,6 +34,7 @@ mod import;
 mod import_limits;
 mod license;
 mod llms;
+mod llms_v2;
 mod notify;
 mod operations;
 mod outage;
