@@ -56,7 +56,7 @@ fn kind_of(site: &Site, file: File) -> Kind {
         File::Index | File::Sitemap | File::SitemapTxt => Kind::List,
         File::FeedAtom | File::FeedRss | File::Llms | File::GroupLlms(_) => Kind::List,
         File::Robots | File::License => Kind::Robots,
-        File::Stylesheet | File::IndexNowKey => Kind::Fixed,
+        File::Stylesheet | File::Css | File::IndexNowKey => Kind::Fixed,
     }
 }
 
@@ -169,7 +169,7 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> String {
                 push_group(&mut keys, group.name.as_deref());
             }
         }
-        File::Robots | File::License | File::Stylesheet | File::IndexNowKey => {}
+        File::Robots | File::License | File::Stylesheet | File::Css | File::IndexNowKey => {}
     }
     let served_from = match file {
         File::Robots | File::License | File::Llms | File::GroupLlms(_) | File::IndexNowKey => {

@@ -24,6 +24,8 @@ pub const FEED_ATOM: &str = "feed.atom";
 pub const FEED_RSS: &str = "feed.rss";
 /// The stylesheet browsers show sitemaps with.
 pub const STYLESHEET: &str = "sitemap.xsl";
+/// The CSS stylesheet browsers without XSLT show sitemaps with.
+pub const CSS: &str = "sitemap.css";
 /// llms.txt's name, in both of its places.
 pub const LLMS: &str = "llms.txt";
 /// llms.txt's paths, at the root of the site's host: the first is the one linked to.
@@ -44,6 +46,7 @@ const GZ: &str = ".xml.gz";
 const XML: &str = ".xml";
 const TXT: &str = ".txt";
 const XSL: &str = ".xsl";
+const CSS_EXT: &str = ".css";
 
 /// A file a site serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +71,8 @@ pub enum File {
     FeedRss,
     /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
     Stylesheet,
+    /// `/sitemap.css`: what browsers without XSLT show sitemaps with.
+    Css,
     /// `/llms.txt` and `/.well-known/llms.txt`, at the root of the site's host.
     Llms,
     /// `/license.xml`, at the root of the site's host.
@@ -151,6 +156,7 @@ pub fn parse_published_name(
         FEED_ATOM => File::FeedAtom,
         FEED_RSS => File::FeedRss,
         STYLESHEET => File::Stylesheet,
+        CSS => File::Css,
         _ => return parse_page_name(name, group),
     })
 }
@@ -195,7 +201,7 @@ pub fn looks_like_a_sitemap(name: &str) -> bool {
 /// or an earlier one: sitemaps, the stylesheet, robots.txt and the feeds.
 pub fn looks_like_a_site_file(name: &str) -> bool {
     looks_like_a_sitemap(name)
-        || (name.starts_with(SITEMAP_STEM) && name.ends_with(XSL))
+        || (name.starts_with(SITEMAP_STEM) && (name.ends_with(XSL) || name.ends_with(CSS_EXT)))
         || matches!(name, ROBOTS | FEED_ATOM | FEED_RSS)
 }
 
@@ -270,6 +276,7 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     }
     if shape.stylesheet {
         files.push(published(File::Stylesheet, STYLESHEET));
+        files.push(published(File::Css, CSS));
     }
     files.push(root(ROBOTS.to_string()));
     if shape.llms {

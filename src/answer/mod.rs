@@ -65,6 +65,7 @@ impl File {
             File::Robots
                 | File::IndexNowKey
                 | File::Stylesheet
+                | File::Css
                 | File::License
                 | File::Llms
                 | File::GroupLlms(_)
@@ -191,6 +192,11 @@ impl Reader {
                     _ => Document::small(RSS, &feeds.rss, accepts),
                 }
             }
+            File::Css => Document::bytes(
+                document::CSS,
+                crate::stylesheet::css_validators(),
+                Bytes::from_static(crate::stylesheet::CSS_BODY.as_bytes()),
+            ),
             File::Stylesheet => Document::bytes(
                 XSL,
                 crate::stylesheet::validators(),

@@ -59,6 +59,9 @@ pub fn group_settings(
             stylesheet: config
                 .stylesheet
                 .then(|| site.sitemaps_url.file_url(crate::files::STYLESHEET)),
+            css: config
+                .stylesheet
+                .then(|| site.sitemaps_url.file_url(crate::files::CSS)),
         },
         base: site.base_url.clone(),
         files: site.sitemaps_url.clone(),

@@ -36,6 +36,7 @@ impl Route {
                 File::IndexNowKey => "indexnow_key",
                 File::Robots => "robots",
                 File::Stylesheet => "stylesheet",
+                File::Css => "css",
                 File::Llms => "llms",
                 File::License => "license",
                 File::GroupLlms(_) => "group_llms",

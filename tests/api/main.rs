@@ -6,6 +6,7 @@ mod admin;
 mod admin_exposure;
 mod audit;
 mod bad_values;
+mod browser_view;
 mod cache_front;
 mod caching;
 mod cli;
