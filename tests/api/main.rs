@@ -40,6 +40,7 @@ mod notify;
 mod operations;
 mod outage;
 mod policy;
+mod policy_everywhere;
 mod purge_delivery;
 mod range_lists_offline;
 mod readiness;
