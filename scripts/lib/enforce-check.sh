@@ -16,6 +16,9 @@ CHATGPT_USER_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible;
 OAI_ADSBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot'
 GPTBOT_13_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot'
 ENFORCE_PID=
+# The sitemapd behind the server with the snippet: a demo with the same policy and llms.txt, so
+# its answers carry a Link of their own (which the snippet must not double).
+ENF_SP=
 
 # enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow with llms.txt on and a
 # group with its own llms.txt under /blog/ (a sites file), into FILE.
@@ -77,6 +80,9 @@ enforce_header_checks() {
   fetch enf_hdr_robots GET "$url/robots.txt" -A "$GOOGLEBOT_UA" >/dev/null
   v=$(hdr enf_hdr_robots Content-Usage)
   check "enforce ($FRONT): sitemapd's answers through the server carry them too (got '$v')" eq "$v" "train-ai=n"
+  links=$(grep -i '^link:' "$TMP/enf_hdr_robots.h" | tr -d '\r')
+  check "enforce ($FRONT): sitemapd's own Link is kept, not doubled ($links)" \
+    eval '[ "$(grep -c . <<<"$links")" = 1 ] && grep -qF "rel=\"license\"" <<<"$links"'
 }
 
 # enforce_start URL COMMAND...: the server with the snippet, until URL answers.
@@ -107,6 +113,9 @@ enforce_checks() {
   caddy) enforce_snippet "$dir/sitemapd-enforce.caddy" ;;
   esac || { cat "$TMP/enforce.err" >&2; fail "sitemapd robots enforce $FRONT"; return; }
   pass "sitemapd robots enforce $FRONT prints a snippet"
+  ENF_SP=$(free_port "$SP" "$FP" "$SG" "$port") || { fail "enforce: no free port"; return; }
+  start_service enforced "$ENF_SP" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow \
+    LLMS_TXT=on -- demo || return
   "enforce_$FRONT" "$dir" "$port"
   stop_pid "$ENFORCE_PID"
   ENFORCE_PID=
@@ -122,7 +131,7 @@ enforce_nginx() {
     echo "http {"
     nginx_http
     echo "    include sitemapd-enforce.conf;"
-    nginx_upstream "$SP"
+    nginx_upstream "$ENF_SP"
     cat <<EOF
     server {
         listen 127.0.0.1:$port;
@@ -152,6 +161,7 @@ enforce_apache() {
   local dir=$1 port=$2
   mkdir -p "$dir/apache/site"
   printf 'php site\n' >"$dir/apache/site/index.php"
+  sed "s|127\\.0\\.0\\.1:8080|127.0.0.1:$ENF_SP|g" "$ROOT/deploy/apache/sitemapd.conf" >"$dir/apache/sitemapd.conf"
   cat >"$dir/apache/httpd.conf" <<CONF
 ServerRoot "$dir/apache"
 ServerName localhost
@@ -177,7 +187,7 @@ $modules
     RewriteRule "^/(robots\.txt|sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt))$" - [END]
     RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" !-f
     RewriteRule "^/" "/index.php" [L]
-    Include "$AP/sitemapd.conf"
+    Include "$dir/apache/sitemapd.conf"
 </VirtualHost>
 CONF
   if timeout 120 "$APACHE" -t -f "$dir/apache/httpd.conf" 2>"$TMP/enforce-apache-t.err"; then
@@ -193,6 +203,7 @@ CONF
 enforce_caddy() {
   local dir=$1 port=$2
   mkdir -p "$dir/caddy/data" "$dir/caddy/config"
+  sed "s|127\\.0\\.0\\.1:8080|127.0.0.1:$ENF_SP|g" "$ROOT/deploy/caddy/sitemapd.caddy" >"$dir/caddy/sitemapd.caddy"
   cat >"$dir/caddy/Caddyfile" <<CONF
 {
 	admin off
@@ -202,7 +213,7 @@ enforce_caddy() {
 
 http://127.0.0.1:$port {
 	import $dir/sitemapd-enforce.caddy
-	import $CD/sitemapd.caddy
+	import $dir/caddy/sitemapd.caddy
 	handle {
 		respond "php site"
 	}

@@ -132,17 +132,16 @@ impl PageHeaders {
             }
             out.push_str(&format!("\tdefault `{link}`\n}}\n"));
         }
-        // `?` sets a header only where the response has none.
-        out.push_str("header {\n");
+        // `?` sets a header only where the response has none; one directive each, since the
+        // condition of a `header` block holds for all of its fields together.
         for (name, value) in self.each() {
             let value = if name == "Link" {
                 "{sitemapd_link}"
             } else {
                 value
             };
-            out.push_str(&format!("\t?{name} `{value}`\n"));
+            out.push_str(&format!("header ?{name} `{value}`\n"));
         }
-        out.push_str("}\n");
     }
 }
 
@@ -245,7 +244,7 @@ mod tests {
         found.write(Server::Caddy, &mut caddy);
         assert!(
             caddy.contains("\tdefault `<https://e.com/license.xml>; rel=\"license\"`\n")
-                && caddy.contains("\t?Link `{sitemapd_link}`\n"),
+                && caddy.contains("header ?Link `{sitemapd_link}`\n"),
             "{caddy}"
         );
         let mut none = String::new();
