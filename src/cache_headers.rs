@@ -54,9 +54,9 @@ fn kind_of(site: &Site, file: File) -> Kind {
             }
         }
         File::Index | File::Sitemap | File::SitemapTxt => Kind::List,
-        File::FeedAtom | File::FeedRss | File::Llms => Kind::List,
-        File::Robots => Kind::Robots,
-        File::Stylesheet | File::IndexNowKey => Kind::Fixed,
+        File::FeedAtom | File::FeedRss | File::Llms | File::GroupLlms(_) => Kind::List,
+        File::Robots | File::License => Kind::Robots,
+        File::Stylesheet | File::Css | File::IndexNowKey => Kind::Fixed,
     }
 }
 
@@ -155,6 +155,10 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> String {
             let name = site.groups.get(id.group).and_then(|g| g.name.as_deref());
             push_group(&mut keys, name);
         }
+        File::GroupLlms(group) => {
+            let name = site.groups.get(group).and_then(|g| g.name.as_deref());
+            push_group(&mut keys, name);
+        }
         File::Index
         | File::Sitemap
         | File::SitemapTxt
@@ -165,10 +169,12 @@ fn surrogate_keys(site: &Site, file: File, path: &str) -> String {
                 push_group(&mut keys, group.name.as_deref());
             }
         }
-        File::Robots | File::Stylesheet | File::IndexNowKey => {}
+        File::Robots | File::License | File::Stylesheet | File::Css | File::IndexNowKey => {}
     }
     let served_from = match file {
-        File::Robots | File::Llms | File::IndexNowKey => site.base(),
+        File::Robots | File::License | File::Llms | File::GroupLlms(_) | File::IndexNowKey => {
+            site.base()
+        }
         _ => site.files(),
     };
     let url = served_from.url();

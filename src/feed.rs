@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Datelike, Utc};
 use quick_xml::escape::escape;
 
+use crate::robots::{License, RSL_NS};
 use crate::sitemap::entry::w3c_datetime;
 use crate::sitemap::loc::is_xml_char;
 use crate::sitemap::BaseUrl;
@@ -47,6 +48,8 @@ pub struct FeedSite<'a> {
     pub base: &'a BaseUrl,
     /// Where the feed itself is published (its `self` link and Atom id).
     pub files: &'a BaseUrl,
+    /// The site's licence: each RSS item carries the `<rsl:content>` its URL falls under.
+    pub license: Option<&'a License>,
 }
 
 impl FeedSite<'_> {
@@ -107,8 +110,12 @@ impl FeedSite<'_> {
         let mut out = String::with_capacity(512 + entries.len() * 300);
         let self_url = self.files.file_url(crate::files::FEED_RSS);
         out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let rsl = match self.license {
+            Some(_) => format!(" xmlns:rsl=\"{RSL_NS}\""),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "<rss version=\"2.0\" xmlns:atom=\"{ATOM_NS}\">\n<channel>\n"
+            "<rss version=\"2.0\" xmlns:atom=\"{ATOM_NS}\"{rsl}>\n<channel>\n"
         ));
         push_text(&mut out, "title", &self.title());
         push_text(&mut out, "link", self.base.as_str());
@@ -129,6 +136,9 @@ impl FeedSite<'_> {
                 xml_text(loc)
             ));
             push_inline(&mut out, "pubDate", &rfc822(entry.updated));
+            if let Some(license) = self.license {
+                out.push_str(&license.rss_item(loc, entry.loc.path_and_query()));
+            }
             out.push_str("</item>\n");
         }
         out.push_str("</channel>\n</rss>\n");
@@ -279,6 +289,7 @@ mod tests {
             FeedSite {
                 base: &base,
                 files: &base,
+                license: None,
             }
             .atom(&entries()),
         )
@@ -292,6 +303,7 @@ mod tests {
             FeedSite {
                 base: &base,
                 files: &base,
+                license: None,
             }
             .atom(&[]),
         )
@@ -306,6 +318,7 @@ mod tests {
             FeedSite {
                 base: &base,
                 files: &base,
+                license: None,
             }
             .rss(&entries()),
         )
@@ -371,6 +384,7 @@ mod tests {
         let site = FeedSite {
             base: &base,
             files: &base,
+            license: None,
         };
         for feed in [site.atom(&entries), site.rss(&entries)] {
             let text = String::from_utf8(feed).unwrap();
@@ -440,6 +454,7 @@ mod tests {
         let site = FeedSite {
             base: &base,
             files: &files,
+            license: None,
         };
         let atom = String::from_utf8(site.atom(&entries())).unwrap();
         assert!(atom.contains("<id>https://sitemaps.example.net/e/feed.atom</id>"));

@@ -24,10 +24,17 @@ pub const FEED_ATOM: &str = "feed.atom";
 pub const FEED_RSS: &str = "feed.rss";
 /// The stylesheet browsers show sitemaps with.
 pub const STYLESHEET: &str = "sitemap.xsl";
+/// The CSS stylesheet browsers without XSLT show sitemaps with.
+pub const CSS: &str = "sitemap.css";
 /// llms.txt's name, in both of its places.
 pub const LLMS: &str = "llms.txt";
 /// llms.txt's paths, at the root of the site's host: the first is the one linked to.
 pub const LLMS_PATHS: [&str; 2] = ["/llms.txt", "/.well-known/llms.txt"];
+/// `/license.xml`'s name: the policy as an RSL licence, at the root like robots.txt (its
+/// patterns are the root's).
+pub const LICENSE: &str = "license.xml";
+/// license.xml's path: always the root.
+pub const LICENSE_PATH: &str = "/license.xml";
 /// The directory of the second of [`LLMS_PATHS`].
 pub const WELL_KNOWN: &str = ".well-known";
 
@@ -39,6 +46,7 @@ const GZ: &str = ".xml.gz";
 const XML: &str = ".xml";
 const TXT: &str = ".txt";
 const XSL: &str = ".xsl";
+const CSS_EXT: &str = ".css";
 
 /// A file a site serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +71,14 @@ pub enum File {
     FeedRss,
     /// `/sitemap.xsl`: the stylesheet browsers show sitemaps with.
     Stylesheet,
+    /// `/sitemap.css`: what browsers without XSLT show sitemaps with.
+    Css,
     /// `/llms.txt` and `/.well-known/llms.txt`, at the root of the site's host.
     Llms,
+    /// `/license.xml`, at the root of the site's host.
+    License,
+    /// `<prefix>llms.txt`: the llms.txt of the group at this position, under its `llms_path`.
+    GroupLlms(usize),
 }
 
 /// File K of one of a site's groups.
@@ -107,8 +121,16 @@ pub fn parse_base_path(path: &str, base: &str, key_file: Option<&str>) -> Option
     if LLMS_PATHS.contains(&path) {
         return Some(File::Llms);
     }
+    if path == LICENSE_PATH {
+        return Some(File::License);
+    }
     let name = path.strip_prefix(base)?;
     (key_file == Some(name)).then_some(File::IndexNowKey)
+}
+
+/// Whether `path` is the llms.txt of a group whose pages are under `prefix` (`/blog/`).
+pub fn is_group_llms_path(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix) == Some(LLMS)
 }
 
 /// What `path` names among the files published at the mount path `files`: the index, sitemaps,
@@ -134,6 +156,7 @@ pub fn parse_published_name(
         FEED_ATOM => File::FeedAtom,
         FEED_RSS => File::FeedRss,
         STYLESHEET => File::Stylesheet,
+        CSS => File::Css,
         _ => return parse_page_name(name, group),
     })
 }
@@ -178,7 +201,7 @@ pub fn looks_like_a_sitemap(name: &str) -> bool {
 /// or an earlier one: sitemaps, the stylesheet, robots.txt and the feeds.
 pub fn looks_like_a_site_file(name: &str) -> bool {
     looks_like_a_sitemap(name)
-        || (name.starts_with(SITEMAP_STEM) && name.ends_with(XSL))
+        || (name.starts_with(SITEMAP_STEM) && (name.ends_with(XSL) || name.ends_with(CSS_EXT)))
         || matches!(name, ROBOTS | FEED_ATOM | FEED_RSS)
 }
 
@@ -192,6 +215,9 @@ pub struct SiteShape<'a> {
     pub feeds: bool,
     pub stylesheet: bool,
     pub llms: bool,
+    pub license: bool,
+    /// Each group with a llms.txt of its own: its position and path prefix (`/blog/`).
+    pub group_llms: Vec<(usize, &'a str)>,
 }
 
 /// Where a file is published.
@@ -214,7 +240,7 @@ pub struct Listed {
 
 /// The files of a site with `shape`: each page (as `.xml.gz` and `.txt`, group by group), then
 /// the index, `sitemap.xml` and `sitemap.txt`, the feeds and the stylesheet under the mount path;
-/// robots.txt and llms.txt at the root. The IndexNow key file is the process's, not a site's,
+/// robots.txt, llms.txt and license.xml at the root. The IndexNow key file is the process's, not a site's,
 /// and is left out.
 pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     let published = |file, path: &str| Listed {
@@ -223,10 +249,10 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
         path: path.to_string(),
     };
     let root = |path: String| Listed {
-        file: if path == ROBOTS {
-            File::Robots
-        } else {
-            File::Llms
+        file: match path.as_str() {
+            ROBOTS => File::Robots,
+            LICENSE => File::License,
+            _ => File::Llms,
         },
         place: Place::Root,
         path,
@@ -250,11 +276,22 @@ pub fn site_files(shape: &SiteShape<'_>) -> Vec<Listed> {
     }
     if shape.stylesheet {
         files.push(published(File::Stylesheet, STYLESHEET));
+        files.push(published(File::Css, CSS));
     }
     files.push(root(ROBOTS.to_string()));
     if shape.llms {
         files.push(root(LLMS.to_string()));
         files.push(root(format!("{WELL_KNOWN}/{LLMS}")));
+    }
+    if shape.license {
+        files.push(root(LICENSE.to_string()));
+    }
+    for &(group, prefix) in &shape.group_llms {
+        files.push(Listed {
+            file: File::GroupLlms(group),
+            place: Place::Root,
+            path: format!("{}{LLMS}", prefix.trim_start_matches('/')),
+        });
     }
     files
 }
@@ -340,6 +377,8 @@ mod tests {
             feeds: true,
             stylesheet: true,
             llms: true,
+            license: true,
+            group_llms: vec![(1, "/blog/")],
         };
         let groups = |name: Option<&str>| match name {
             None => Some(0),
@@ -349,11 +388,16 @@ mod tests {
         for listed in site_files(&shape) {
             let parsed = match listed.place {
                 Place::Published => parse_published_name(&listed.path, groups),
+                Place::Root if listed.path == "blog/llms.txt" => {
+                    assert!(is_group_llms_path("/blog/llms.txt", "/blog/"));
+                    Some(File::GroupLlms(1))
+                }
                 Place::Root => parse_base_path(&format!("/{}", listed.path), "/", None),
             };
             assert_eq!(parsed, Some(listed.file), "{}", listed.path);
             assert!(
-                listed.file == File::Llms || looks_like_a_site_file(&listed.path),
+                matches!(listed.file, File::Llms | File::License | File::GroupLlms(_))
+                    || looks_like_a_site_file(&listed.path),
                 "{}",
                 listed.path
             );

@@ -1,4 +1,6 @@
-//! `/sitemap.xsl`: the XSLT 1.0 stylesheet browsers show sitemaps and indexes with, as tables.
+//! `/sitemap.xsl`: the XSLT 1.0 stylesheet browsers show sitemaps and indexes with, as tables;
+//! `/sitemap.css`: what browsers without XSLT show them with (announced second, applied only
+//! where XSLT is not).
 //!
 //! It is built in (`templates/sitemap.xsl`) and the same for every site, so its validators are
 //! constants: the ETag is the fingerprint of its bytes, and `Last-Modified` is [`CHANGED_AT`],
@@ -24,9 +26,37 @@ pub fn validators() -> Validators {
     *VALIDATORS
 }
 
+pub const CSS_BODY: &str = include_str!("../templates/sitemap.css");
+
+/// When `templates/sitemap.css` last changed (Unix seconds): its `Last-Modified`.
+pub const CSS_CHANGED_AT: i64 = 1796665192;
+
+static CSS_VALIDATORS: LazyLock<Validators> = LazyLock::new(|| Validators {
+    fingerprint: Fingerprint::of(CSS_BODY.as_bytes()),
+    changed_at: CSS_CHANGED_AT,
+});
+
+pub fn css_validators() -> Validators {
+    *CSS_VALIDATORS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fingerprint of the CSS that [`CSS_CHANGED_AT`] dates.
+    const CSS_DATED_FINGERPRINT: &str = "8c895461f386b29e426e8bba9a3ad34f";
+
+    #[test]
+    fn the_css_last_modified_moves_with_its_bytes() {
+        assert_eq!(
+            css_validators().fingerprint.hex(),
+            CSS_DATED_FINGERPRINT,
+            "templates/sitemap.css changed: set CSS_CHANGED_AT to the current Unix time ({}) and \
+             CSS_DATED_FINGERPRINT to the new fingerprint",
+            chrono::Utc::now().timestamp()
+        );
+    }
 
     /// The fingerprint of the stylesheet that [`CHANGED_AT`] dates.
     const DATED_FINGERPRINT: &str = "d3129a9003995e21ab3e6540627cb5ed";

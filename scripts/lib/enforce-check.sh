@@ -4,7 +4,9 @@
 # ROBOTS_POLICY=ai-training=disallow, starts a second instance of the server on a port of its own
 # with the snippet included as its comments say, in front of the same sitemapd, and checks that a
 # request with GPTBot's real User-Agent gets 403 on a page and 200 on /robots.txt, and Googlebot's
-# 200 on both. That instance is stopped by PID when the checks end.
+# 200 on both; and that the snippet's headers reach the site's pages: Content-Signal and
+# Content-Usage as the policy says, the licence and llms.txt (LLMS_TXT=on) in Link. That instance
+# is stopped by PID when the checks end.
 
 GPTBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)'
 GOOGLEBOT_UA='Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -14,10 +16,16 @@ CHATGPT_USER_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible;
 OAI_ADSBOT_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-AdsBot/1.0; +https://openai.com/adsbot'
 GPTBOT_13_UA='Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.3; +https://openai.com/gptbot'
 ENFORCE_PID=
+# The sitemapd behind the server with the snippet: a demo with the same policy and llms.txt, so
+# its answers carry a Link of their own (which the snippet must not double).
+ENF_SP=
 
-# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow, into FILE.
+# enforce_snippet FILE: the snippet for $FRONT, for ai-training=disallow with llms.txt on and a
+# group with its own llms.txt under /blog/ (a sites file), into FILE.
 enforce_snippet() {
-  env -i PATH="$PATH" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow \
+  printf '[[site]]\nbase_url = "%s"\nllms_txt = true\n\n[[site.group]]\nname = "pages"\nsource = "sitemap_entries"\n\n[[site.group]]\nname = "posts"\nsource = "sitemap_entries"\nllms_path = "/blog/"\n' \
+    "$PROXY" >"$TMP/enforce-sites.toml"
+  env -i PATH="$PATH" SITEMAP_SITES_FILE="$TMP/enforce-sites.toml" ROBOTS_POLICY=ai-training=disallow \
     "$BIN" robots enforce "$FRONT" >"$1" 2>"$TMP/enforce.err"
 }
 
@@ -49,6 +57,32 @@ enforce_requests() {
   check "enforce ($FRONT): GPTBot/1.3's real User-Agent gets 403 (got $s)" eq "$s" 403
   s=$(fetch enf_url GET "$url/" -A "Mozilla/5.0 (compatible; LinkChecker/1.0; +https://example.com/gptbot)")
   check "enforce ($FRONT): GPTBot in a URL names no crawler (got $s)" eq "$s" 200
+  enforce_header_checks "$url"
+}
+
+# enforce_header_checks URL: the policy's headers on a page of the site behind the snippet.
+enforce_header_checks() {
+  local url=$1 v links
+  fetch enf_hdr_page GET "$url/index.php?p=1" -A "$GOOGLEBOT_UA" >/dev/null
+  v=$(hdr enf_hdr_page Content-Signal)
+  check "enforce ($FRONT): a page carries Content-Signal as robots.txt writes it (got '$v')" eq "$v" "ai-train=no"
+  v=$(hdr enf_hdr_page Content-Usage)
+  check "enforce ($FRONT): a page carries Content-Usage in the aipref vocabulary (got '$v')" eq "$v" "train-ai=n"
+  links=$(grep -i '^link:' "$TMP/enf_hdr_page.h" | tr -d '\r')
+  check "enforce ($FRONT): a page's Link names the licence ($links)" \
+    eval 'grep -qF "<${PROXY%/}/license.xml>; rel=\"license\"; type=\"application/rsl+xml\"" <<<"$links"'
+  check "enforce ($FRONT): a page's Link names llms.txt ($links)" \
+    eval 'grep -qF "</llms.txt>; rel=\"describedby\"; type=\"text/markdown\"" <<<"$links"'
+  fetch enf_hdr_blog GET "$url/blog/a-post" -A "$GOOGLEBOT_UA" >/dev/null
+  links=$(grep -i '^link:' "$TMP/enf_hdr_blog.h" | tr -d '\r')
+  check "enforce ($FRONT): a page under /blog/ names /blog/llms.txt, the most specific ($links)" \
+    eval 'grep -qF "</blog/llms.txt>; rel=\"describedby\"" <<<"$links" && ! grep -qF "</llms.txt>" <<<"$links"'
+  fetch enf_hdr_robots GET "$url/robots.txt" -A "$GOOGLEBOT_UA" >/dev/null
+  v=$(hdr enf_hdr_robots Content-Usage)
+  check "enforce ($FRONT): sitemapd's answers through the server carry them too (got '$v')" eq "$v" "train-ai=n"
+  links=$(grep -i '^link:' "$TMP/enf_hdr_robots.h" | tr -d '\r')
+  check "enforce ($FRONT): sitemapd's own Link is kept, not doubled ($links)" \
+    eval '[ "$(grep -c . <<<"$links")" = 1 ] && grep -qF "rel=\"license\"" <<<"$links"'
 }
 
 # enforce_start URL COMMAND...: the server with the snippet, until URL answers.
@@ -79,6 +113,9 @@ enforce_checks() {
   caddy) enforce_snippet "$dir/sitemapd-enforce.caddy" ;;
   esac || { cat "$TMP/enforce.err" >&2; fail "sitemapd robots enforce $FRONT"; return; }
   pass "sitemapd robots enforce $FRONT prints a snippet"
+  ENF_SP=$(free_port "$SP" "$FP" "$SG" "$port") || { fail "enforce: no free port"; return; }
+  start_service enforced "$ENF_SP" SITEMAP_BASE_URL="$PROXY" ROBOTS_POLICY=ai-training=disallow \
+    LLMS_TXT=on -- demo || return
   "enforce_$FRONT" "$dir" "$port"
   stop_pid "$ENFORCE_PID"
   ENFORCE_PID=
@@ -94,7 +131,7 @@ enforce_nginx() {
     echo "http {"
     nginx_http
     echo "    include sitemapd-enforce.conf;"
-    nginx_upstream "$SP"
+    nginx_upstream "$ENF_SP"
     cat <<EOF
     server {
         listen 127.0.0.1:$port;
@@ -124,6 +161,7 @@ enforce_apache() {
   local dir=$1 port=$2
   mkdir -p "$dir/apache/site"
   printf 'php site\n' >"$dir/apache/site/index.php"
+  sed "s|127\\.0\\.0\\.1:8080|127.0.0.1:$ENF_SP|g" "$ROOT/deploy/apache/sitemapd.conf" >"$dir/apache/sitemapd.conf"
   cat >"$dir/apache/httpd.conf" <<CONF
 ServerRoot "$dir/apache"
 ServerName localhost
@@ -149,7 +187,7 @@ $modules
     RewriteRule "^/(robots\.txt|sitemap_index\.xml|sitemap\.(xml|txt|xsl)|feed\.(atom|rss)|sitemap-[1-9][0-9]*\.(xml|xml\.gz|txt))$" - [END]
     RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" !-f
     RewriteRule "^/" "/index.php" [L]
-    Include "$AP/sitemapd.conf"
+    Include "$dir/apache/sitemapd.conf"
 </VirtualHost>
 CONF
   if timeout 120 "$APACHE" -t -f "$dir/apache/httpd.conf" 2>"$TMP/enforce-apache-t.err"; then
@@ -165,6 +203,7 @@ CONF
 enforce_caddy() {
   local dir=$1 port=$2
   mkdir -p "$dir/caddy/data" "$dir/caddy/config"
+  sed "s|127\\.0\\.0\\.1:8080|127.0.0.1:$ENF_SP|g" "$ROOT/deploy/caddy/sitemapd.caddy" >"$dir/caddy/sitemapd.caddy"
   cat >"$dir/caddy/Caddyfile" <<CONF
 {
 	admin off
@@ -174,7 +213,7 @@ enforce_caddy() {
 
 http://127.0.0.1:$port {
 	import $dir/sitemapd-enforce.caddy
-	import $CD/sitemapd.caddy
+	import $dir/caddy/sitemapd.caddy
 	handle {
 		respond "php site"
 	}

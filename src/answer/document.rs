@@ -14,7 +14,9 @@ pub const GZIP: &str = "application/gzip";
 pub const ATOM: &str = "application/atom+xml; charset=utf-8";
 pub const RSS: &str = "application/rss+xml; charset=utf-8";
 pub const XSL: &str = "text/xsl; charset=utf-8";
+pub const CSS: &str = "text/css; charset=utf-8";
 pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
+pub const RSL: &str = "application/rsl+xml; charset=utf-8";
 
 /// The content coding a client gets for documents that can be sent more than one way, as its
 /// `Accept-Encoding` decides (see `http::conditional::preferred_coding`).

@@ -60,8 +60,30 @@ pub struct Revised {
 impl File {
     /// Files that do not depend on the database: answered from the first second.
     fn served_before_the_first_sweep(self) -> bool {
-        matches!(self, File::Robots | File::IndexNowKey | File::Stylesheet)
+        matches!(
+            self,
+            File::Robots
+                | File::IndexNowKey
+                | File::Stylesheet
+                | File::Css
+                | File::License
+                | File::Llms
+                | File::GroupLlms(_)
+        )
     }
+}
+
+/// llms.txt before the first sweeps have read its sections: the site's header and its link to
+/// the sitemaps, no section. Never a 5xx (Lighthouse fails a site whose llms.txt answers one);
+/// its bytes have validators of their own, so the real file replaces it at the next request.
+fn provisional_llms(site: &Site) -> Result<Document, AnswerError> {
+    let llms = site.first().llms.as_ref().ok_or(AnswerError::NotFound)?;
+    let body = Bytes::from(crate::llms::render(&llms.header, &[]));
+    let validators = crate::site::Validators {
+        fingerprint: Fingerprint::of(&body),
+        changed_at: site.first().snapshot().robots.validators.changed_at,
+    };
+    Ok(Document::bytes(document::MARKDOWN, validators, body))
 }
 
 /// Why a file cannot be answered.
@@ -116,7 +138,7 @@ impl Reader {
         file: File,
         accepts: Accepts,
     ) -> Result<Document, AnswerError> {
-        use document::{ATOM, MARKDOWN, RSS, TEXT, XML, XSL};
+        use document::{ATOM, MARKDOWN, RSL, RSS, TEXT, XML, XSL};
         let serving = |readiness: Readiness| {
             (file.served_before_the_first_sweep() || readiness.serves_files())
                 .then_some(())
@@ -170,6 +192,11 @@ impl Reader {
                     _ => Document::small(RSS, &feeds.rss, accepts),
                 }
             }
+            File::Css => Document::bytes(
+                document::CSS,
+                crate::stylesheet::css_validators(),
+                Bytes::from_static(crate::stylesheet::CSS_BODY.as_bytes()),
+            ),
             File::Stylesheet => Document::bytes(
                 XSL,
                 crate::stylesheet::validators(),
@@ -180,13 +207,31 @@ impl Reader {
                 None => Document::small(XML, &site.together().index, accepts),
             },
             File::Llms => {
-                if site.first().llms.is_none() {
-                    return Err(AnswerError::NotFound);
-                }
                 let together = site.together();
-                // Stored files are served at once; llms.txt comes with the first sweeps.
-                let llms = together.llms.as_ref().ok_or(AnswerError::FirstSweep)?;
-                Document::small(MARKDOWN, llms, accepts)
+                match &together.llms {
+                    Some(llms) => Document::small(MARKDOWN, llms, accepts),
+                    None => provisional_llms(site)?,
+                }
+            }
+            File::GroupLlms(group) => {
+                let together = site.together();
+                let own = together
+                    .group_llms
+                    .get(group)
+                    .ok_or(AnswerError::NotFound)?;
+                match own {
+                    Some(llms) => Document::small(MARKDOWN, llms, accepts),
+                    None => provisional_llms(site)?,
+                }
+            }
+            File::License => {
+                let (_, body) = site.first().license.as_ref().ok_or(AnswerError::NotFound)?;
+                // Dated with robots.txt, which names it and changes with the policy.
+                let validators = crate::site::Validators {
+                    fingerprint: Fingerprint::of(body),
+                    changed_at: robots().validators.changed_at,
+                };
+                Document::bytes(RSL, validators, body.clone())
             }
             File::SitemapTxt => {
                 let (group, only) = site.single_page().ok_or(AnswerError::NotFound)?;

@@ -28,8 +28,8 @@ use crate::store::StoreError;
 use crate::sweep::lease::LeaseHolder;
 use crate::sweep::{SweepError, Sweeper};
 
-pub use open::{entry_rules, served_robots, watch_sources, ServedRobots, Sites};
-pub use settings::group_settings;
+pub use open::{entry_rules, license_url, served_robots, watch_sources, ServedRobots, Sites};
+pub use settings::{group_settings, links, links_by_prefix};
 
 /// Why the service could not start. Configuration problems exit 2, the rest 1.
 #[derive(Debug, thiserror::Error)]

@@ -141,6 +141,9 @@ pub struct ServedRobots {
     pub rules: Arc<RobotsTxt>,
     /// What `check` reports about the template (lines crawlers ignore or misread).
     pub warnings: Vec<robots::Warning>,
+    /// `/license.xml`, when the policy names a purpose RSL has a usage for and
+    /// `ROBOTS_LICENSE` is not `off`; robots.txt then names it in a `License:` line.
+    pub license: Option<Arc<robots::License>>,
 }
 
 /// Renders and validates robots.txt; a template error stops the start with its line number.
@@ -170,11 +173,36 @@ pub fn served_robots(config: &Config, site: &SiteConfig) -> Result<ServedRobots,
     // Entries are checked against the production file: on staging the served file
     // disallows everything, and the sitemaps should still show what production would list.
     let rules = Arc::new(RobotsTxt::parse(&compiled.rules_text)?);
+    let owner = site.llms.as_ref().and_then(|llms| llms.name.clone());
+    let license = robots::License::of(
+        site.robots.policy.as_ref(),
+        &site.robots.license,
+        owner.as_deref().unwrap_or(site.base_url.host()),
+    );
+    let mut body = compiled.body;
+    if license.is_some() && !has_license_line(&body) {
+        body.push_str(&format!("\nLicense: {}\n", license_url(&site.base_url)));
+    }
     Ok(ServedRobots {
-        body: compiled.body,
+        body,
+        license: license.map(Arc::new),
         rules_text: compiled.rules_text,
         rules,
         warnings: compiled.warnings,
+    })
+}
+
+/// Where a site's `/license.xml` is: at the root of its host, like robots.txt.
+pub fn license_url(base: &crate::sitemap::BaseUrl) -> String {
+    format!("{}{}", base.origin_text(), crate::files::LICENSE_PATH)
+}
+
+/// Whether the template already names a licence: the owner's line is kept, none added.
+fn has_license_line(robots: &str) -> bool {
+    robots.lines().any(|line| {
+        line.trim_start()
+            .get(..8)
+            .is_some_and(|key| key.eq_ignore_ascii_case("license:"))
     })
 }
 

@@ -59,6 +59,9 @@ pub fn group_settings(
             stylesheet: config
                 .stylesheet
                 .then(|| site.sitemaps_url.file_url(crate::files::STYLESHEET)),
+            css: config
+                .stylesheet
+                .then(|| site.sitemaps_url.file_url(crate::files::CSS)),
         },
         base: site.base_url.clone(),
         files: site.sitemaps_url.clone(),
@@ -77,7 +80,54 @@ pub fn group_settings(
         robots_body: Bytes::from(robots.body.clone()),
         robots_rules: robots_rules.fingerprint(),
         llms: crate::config::group_llms(site, group, robots.rules.clone(), &config.crawlers),
+        license: robots
+            .license
+            .as_ref()
+            .map(|license| (license.clone(), Bytes::from(license.document()))),
+        links: links(site, robots).and_then(|links| axum::http::HeaderValue::from_str(&links).ok()),
     }
+}
+
+/// The `Link` header of every answer of `site` (and, through the enforce snippets, of its
+/// pages): its licence and its llms.txt, when served.
+pub fn links(site: &SiteConfig, robots: &ServedRobots) -> Option<String> {
+    links_to(site, robots, crate::files::LLMS_PATHS[0])
+}
+
+/// For each group with a llms.txt of its own, its path prefix and the `Link` of the pages under
+/// it (its own llms.txt, the most specific), longest prefix first.
+pub fn links_by_prefix(site: &SiteConfig, robots: &ServedRobots) -> Vec<(String, String)> {
+    if site.llms.is_none() {
+        return Vec::new();
+    }
+    let mut found: Vec<(String, String)> = site
+        .groups
+        .iter()
+        .filter_map(|g| g.llms_path.clone())
+        .filter_map(|prefix| {
+            let own = format!("{prefix}{}", crate::files::LLMS);
+            Some((prefix, links_to(site, robots, &own)?))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    found.dedup_by(|a, b| a.0 == b.0);
+    found
+}
+
+/// The licence's link and llms.txt's at `llms`, for the site's answers and pages.
+fn links_to(site: &SiteConfig, robots: &ServedRobots, llms: &str) -> Option<String> {
+    let mut links = Vec::new();
+    if robots.license.is_some() {
+        links.push(format!(
+            "<{}>; rel=\"license\"; type=\"{}\"",
+            super::license_url(&site.base_url),
+            crate::robots::RSL_TYPE
+        ));
+    }
+    if site.llms.is_some() {
+        links.push(crate::llms::described_by(llms));
+    }
+    (!links.is_empty()).then(|| links.join(", "))
 }
 
 /// A group as the site's index dates the site's groups.

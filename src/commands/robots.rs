@@ -48,13 +48,20 @@ pub fn robots_test(config: &Config, url: &str, agent: &str) -> Result<i32, Start
     Ok(if verdict.allowed { 0 } else { 1 })
 }
 
-/// Prints the `robots enforce` snippet for `server` (the first site's policy).
+/// Prints the `robots enforce` snippet for `server` (the first site's policy), with the headers
+/// the served robots.txt, the policy and the licence give the site's pages.
 pub fn robots_enforce(config: &Config, server: &str) -> Result<i32, StartError> {
     use crate::robots::enforce::{blocked, snippet, Server};
+    use crate::robots::page_headers::PageHeaders;
     let server = Server::parse(server).expect("clap allows only known servers");
-    let policy = config.first_site().robots.policy.as_ref();
+    let site = config.first_site();
+    let policy = site.robots.policy.as_ref();
     let registry = &config.crawlers;
     let refused = blocked(policy, registry).map_err(crate::robots::RobotsError::from)?;
-    print!("{}", snippet(server, &refused, policy));
+    let robots = app::served_robots(config, site)?;
+    let served = crate::robots::RobotsTxt::parse(&robots.body)?;
+    let mut headers = PageHeaders::new(&served, policy, app::links(site, &robots));
+    headers.link_by_prefix = app::links_by_prefix(site, &robots);
+    print!("{}", snippet(server, &refused, policy, &headers));
     Ok(0)
 }

@@ -28,6 +28,9 @@ pub struct GroupConfig {
     pub title: Option<String>,
     /// Whether llms.txt lists the group under `## Optional` (sites file: `llms_optional`).
     pub llms_optional: bool,
+    /// The path prefix of the group's pages (sites file: `llms_path`, e.g. `/blog/`): the group
+    /// also gets a file of its own at `<prefix>llms.txt` (llms.txt v2).
+    pub llms_path: Option<String>,
 }
 
 /// What a group's rows are and how its files are written.
@@ -50,6 +53,7 @@ impl GroupConfig {
             extensions: true,
             title: None,
             llms_optional: false,
+            llms_path: None,
         }
     }
 
@@ -95,6 +99,7 @@ pub fn parse_group_list(raw: &str) -> Result<Vec<GroupConfig>, String> {
             extensions: groups.is_empty(),
             title: None,
             llms_optional: false,
+            llms_path: None,
         });
     }
     if groups.is_empty() {
@@ -124,6 +129,26 @@ fn check_name(name: &str, groups: &[GroupConfig]) -> Result<(), String> {
         return Err(format!("group name {name:?} is repeated; {NAME_EXPECTED}"));
     }
     Ok(())
+}
+
+/// What `llms_path` must be, for errors.
+pub const LLMS_PATH_EXPECTED: &str =
+    "a path prefix other than / that starts and ends with / and holds only letters, digits, \
+     -, _, . and ~ between them, e.g. /blog/";
+
+/// Whether `path` can be a group's llms.txt prefix: the file goes at `<path>llms.txt`, and the
+/// snippets match it in regular expressions without escaping more than `.`.
+pub fn is_llms_path(path: &str) -> bool {
+    path.len() > 1
+        && path.starts_with('/')
+        && path.ends_with('/')
+        && !path.contains("//")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.~/".contains(&b))
+        && !path
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
 }
 
 #[cfg(test)]

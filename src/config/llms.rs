@@ -93,6 +93,7 @@ pub fn group_llms(
         header: Arc::new(header),
         title,
         optional: group.llms_optional,
+        path: group.llms_path.clone(),
         listed: matches!(group.kind, GroupKind::Urls),
         policy: AiSearchPolicy::new(rules, ai_search_tokens(registry)),
     }))

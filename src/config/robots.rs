@@ -3,7 +3,7 @@
 //! site's robots.txt shares: `ROBOTS_EXTRA_SITEMAPS` and `ROBOTS_CHECK_AGENTS`.
 
 use crate::crawlers::registry::Registry;
-use crate::robots::{ContentSignal, Policy, CONTENT_SIGNAL_EXPECTED};
+use crate::robots::{ContentSignal, LicenseSetting, LicenseTerms, Policy, CONTENT_SIGNAL_EXPECTED};
 
 use url::Url;
 
@@ -15,6 +15,8 @@ pub struct SiteRobots {
     /// `None`: robots.txt is the template alone (and the Content-Signal line, if set).
     pub policy: Option<Policy>,
     pub content_signal: ContentSignal,
+    /// `ROBOTS_LICENSE` and `ROBOTS_LICENSE_*`: `/license.xml` and the owner's terms in it.
+    pub license: LicenseSetting,
 }
 
 /// `[site.robots]` as written.
@@ -54,7 +56,54 @@ pub(super) fn site_robots(vars: &Vars, registry: &Registry) -> Result<SiteRobots
     Ok(SiteRobots {
         policy,
         content_signal,
+        license: license(vars)?,
     })
+}
+
+/// `ROBOTS_LICENSE` (`on`, the default, or `off`) and the terms of `ROBOTS_LICENSE_TERMS`,
+/// `ROBOTS_LICENSE_PAYMENT` (http(s) URLs) and `ROBOTS_LICENSE_CONTACT` (an e-mail address or
+/// an http(s) URL).
+fn license(vars: &Vars) -> Result<LicenseSetting, ConfigError> {
+    const NAME: &str = "ROBOTS_LICENSE";
+    match vars.get(NAME).map(str::trim) {
+        None | Some("on") => {}
+        Some("off") => return Ok(LicenseSetting::Off),
+        Some(other) => return Err(ConfigError::new(NAME, other, "on or off")),
+    }
+    let url = |name: &'static str| -> Result<Option<String>, ConfigError> {
+        let Some(raw) = vars.get(name) else {
+            return Ok(None);
+        };
+        match Url::parse(raw.trim()) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(Some(url.to_string())),
+            _ => Err(ConfigError::new(name, raw, "an absolute http(s) URL")),
+        }
+    };
+    const CONTACT: &str = "ROBOTS_LICENSE_CONTACT";
+    let contact = match vars.get(CONTACT).map(str::trim) {
+        None => None,
+        Some(raw) if is_email(raw) => Some(raw.to_string()),
+        Some(_) => url(CONTACT).map_err(|e| ConfigError {
+            expected: "an e-mail address or an absolute http(s) URL".into(),
+            ..e
+        })?,
+    };
+    Ok(LicenseSetting::On(LicenseTerms {
+        terms: url("ROBOTS_LICENSE_TERMS")?,
+        payment: url("ROBOTS_LICENSE_PAYMENT")?,
+        contact,
+    }))
+}
+
+/// `local@domain`, with nothing XML or a URL would need to escape.
+fn is_email(text: &str) -> bool {
+    let ok = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+    };
+    matches!(text.split_once('@'), Some((local, domain)) if ok(local) && ok(domain) && domain.contains('.'))
 }
 
 /// A site's `[site.robots]` over the defaults; the error completes "site N: ...".

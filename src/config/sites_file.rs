@@ -63,6 +63,7 @@ struct GroupEntry {
     extensions: Option<bool>,
     title: Option<String>,
     llms_optional: Option<bool>,
+    llms_path: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -208,6 +209,16 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
                 "group {name}: page_size {n} must be an integer from 1 to {most}"
             ));
         }
+        if let Some(path) = table
+            .llms_path
+            .as_deref()
+            .filter(|p| !super::groups::is_llms_path(p))
+        {
+            return Err(format!(
+                "group {name}: llms_path {path:?} must be {}",
+                super::groups::LLMS_PATH_EXPECTED
+            ));
+        }
         let is_news = matches!(kind, GroupKind::News(_));
         if is_news && table.extensions == Some(true) {
             return Err(format!(
@@ -227,6 +238,7 @@ fn site_groups(tables: Vec<GroupEntry>) -> Result<Vec<GroupConfig>, String> {
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty()),
             llms_optional: table.llms_optional.unwrap_or(false),
+            llms_path: table.llms_path,
         });
     }
     Ok(groups)

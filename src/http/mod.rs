@@ -141,7 +141,13 @@ impl App {
             .sites
             .iter()
             .filter(|site| names(site.base()))
-            .find_map(|site| Some((site, base_route(path, site.base().path(), key_file)?)))
+            .find_map(|site| {
+                let route = base_route(path, site.base().path(), key_file).or_else(|| {
+                    let group = site.group_llms_at(path)?;
+                    Some(Route::File(File::GroupLlms(group)))
+                })?;
+                Some((site, route))
+            })
             .or_else(|| {
                 self.sites
                     .iter()
@@ -186,6 +192,9 @@ impl App {
                 self.cache_headers.cache_control(&site, file),
             );
         response = crate::cache_headers::tagged(response, &site, file, path);
+        if let Some(links) = &site.first().links {
+            response = response.header(header::LINK, links.clone());
+        }
         if document.varies_by_encoding {
             response = response.header(header::VARY, "Accept-Encoding");
         }

@@ -24,7 +24,12 @@ pub fn ledger_name(site: &Site, file: File) -> Option<Cow<'static, str>> {
             let group = site.groups.get(id.group)?;
             page_name(group.name.as_deref(), id.no).into()
         }
-        File::Stylesheet | File::IndexNowKey | File::Llms => return None,
+        File::Stylesheet
+        | File::Css
+        | File::IndexNowKey
+        | File::Llms
+        | File::License
+        | File::GroupLlms(_) => return None,
     })
 }
 

@@ -49,12 +49,13 @@ pub fn render(header: &Header, sections: &[SectionText<'_>]) -> String {
             out.push_str("\n\n");
         }
     }
-    // The format's free paragraph; the reference parser also needs one after the summary.
+    // The format's free paragraph; the reference parser also needs one after the summary. Its
+    // link makes a file of empty groups still hold one (Lighthouse wants a markdown link).
     out.push_str(&format!(
         "The newest pages of each section, at most {} each, most recently changed first. \
-         The sitemaps list every page: {}\n",
+         The sitemaps list every page: [sitemap index]({})\n",
         header.per_group,
-        inline(&header.index_url, usize::MAX)
+        destination(&header.index_url)
     ));
     let mut used: Vec<String> = Vec::new();
     let with_links = || sections.iter().filter(|s| !s.links.is_empty());
@@ -278,7 +279,7 @@ mod tests {
             text,
             "# Example\n\n> A site\n\nThe newest pages of each section, at most 2 each, most \
              recently changed first. The sitemaps list every page: \
-             https://e.com/sitemap_index.xml\n\n## Posts\n\n- [A](https://e.com/a)\n\n\
+             [sitemap index](https://e.com/sitemap_index.xml)\n\n## Posts\n\n- [A](https://e.com/a)\n\n\
              ## posts (2)\n\n- [A](https://e.com/a)\n\n## Optional\n\n\
              - [B](https://e.com/b): bee\n"
         );

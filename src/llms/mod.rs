@@ -23,6 +23,11 @@ pub use format::{
 };
 pub use policy::{ai_search_tokens, allowed_for_all, AiSearchPolicy};
 
+/// The `Link` header value that points at the llms.txt at `path` (llms.txt v2): on sitemapd's
+/// answers and, through the enforce snippets, on the site's pages.
+pub fn described_by(path: &str) -> String {
+    format!("<{path}>; rel=\"describedby\"; type=\"text/markdown\"")
+}
 /// Title of the unnamed group's section.
 pub const UNNAMED_SECTION: &str = "Pages";
 /// `LLMS_TXT_PER_GROUP` by default.
@@ -48,8 +53,10 @@ pub struct GroupLlms {
     pub header: Arc<Header>,
     /// The section's heading.
     pub title: String,
-    /// Listed under `## Optional`.
+    /// Listed under `## Optional` (for v1 readers; nothing else depends on it).
     pub optional: bool,
+    /// The path prefix whose `llms.txt` holds this group's section alone (`llms_path`).
+    pub path: Option<String>,
     /// A news group lists no section: its articles are a 48-hour window for news engines, and
     /// the site's pages are its groups of URLs.
     pub listed: bool,

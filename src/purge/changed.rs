@@ -32,6 +32,8 @@ enum Served {
     SitemapTxt,
     Robots,
     Llms,
+    /// The llms.txt of the group at this position, under its `llms_path`.
+    GroupLlms(usize),
     FeedAtom,
     FeedRss,
 }
@@ -81,6 +83,11 @@ impl ServedFiles {
         files.insert(Served::Robots, robots);
         if let Some(llms) = &together.llms {
             files.insert(Served::Llms, of(&llms.validators));
+        }
+        for (group, own) in together.group_llms.iter().enumerate() {
+            if let Some(own) = own {
+                files.insert(Served::GroupLlms(group), of(&own.validators));
+            }
         }
         if let Some(feeds) = &together.feeds {
             files.insert(Served::FeedAtom, of(&feeds.atom.validators));
@@ -148,6 +155,12 @@ fn urls_of(file: Served, site: &Site) -> Vec<String> {
         Served::SitemapTxt => vec![published(files::SITEMAP_TXT)],
         Served::Robots => vec![root(ROBOTS_PATH)],
         Served::Llms => LLMS_PATHS.iter().map(|path| root(path)).collect(),
+        Served::GroupLlms(group) => site
+            .groups
+            .get(group)
+            .and_then(|g| g.llms.as_ref()?.path.as_deref())
+            .map(|prefix| vec![root(&format!("{prefix}{}", files::LLMS))])
+            .unwrap_or_default(),
         Served::FeedAtom => vec![published(files::FEED_ATOM)],
         Served::FeedRss => vec![published(files::FEED_RSS)],
     }

@@ -1,6 +1,7 @@
 //! `sitemapd robots enforce nginx|apache|caddy`: a snippet for the web server in front that
 //! answers 403 to requests whose User-Agent names a crawler the policy disallows on `/`, never
-//! for `/robots.txt` (a crawler must be able to read why).
+//! for `/robots.txt` (a crawler must be able to read why), and sets the policy's headers on the
+//! site's pages ([`super::page_headers`]).
 //!
 //! A User-Agent names a crawler when one of the registry's `user_agent` patterns for it stands as
 //! a product (a `name/version`, a comment item's first word, never a word of a URL, an address or
@@ -19,6 +20,7 @@ use crate::crawlers::user_agent::{product_regex, product_regexes};
 const REGEX_LINE_BYTES: usize = 3000;
 use crate::files::ROBOTS_PATH;
 
+use super::page_headers::PageHeaders;
 use super::policy::{Policy, PolicyError};
 
 /// The servers a snippet can be printed for.
@@ -96,7 +98,12 @@ pub fn blocked(policy: Option<&Policy>, registry: &Registry) -> Result<Blocked, 
 }
 
 /// The snippet for `server`, with how to include it.
-pub fn snippet(server: Server, blocked: &Blocked, policy: Option<&Policy>) -> String {
+pub fn snippet(
+    server: Server,
+    blocked: &Blocked,
+    policy: Option<&Policy>,
+    headers: &PageHeaders,
+) -> String {
     let mut out = String::new();
     let policy = policy.map(Policy::written).unwrap_or("(unset)");
     out.push_str(&format!(
@@ -115,6 +122,7 @@ pub fn snippet(server: Server, blocked: &Blocked, policy: Option<&Policy>) -> St
         Server::Apache => apache(&mut out, blocked),
         Server::Caddy => caddy(&mut out, blocked),
     }
+    headers.write(server, &mut out);
     out
 }
 
@@ -266,7 +274,7 @@ purpose = "ai-training"
         let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
         let found = blocked(Some(&policy), &registry).unwrap();
         for server in [Server::Nginx, Server::Apache] {
-            let text = snippet(server, &found, Some(&policy));
+            let text = snippet(server, &found, Some(&policy), &PageHeaders::default());
             let regex_lines = text.lines().filter(|l| l.contains("(^|[(;])")).count();
             assert!(regex_lines > 2, "the names are spread over lines: {text}");
             for line in text.lines() {
@@ -279,14 +287,29 @@ purpose = "ai-training"
     fn snippets_never_refuse_robots_txt() {
         let found = blocked_by("ai-training=disallow");
         let policy = Policy::parse("ai-training=disallow", "ROBOTS_POLICY").unwrap();
-        let nginx = snippet(Server::Nginx, &found, Some(&policy));
+        let nginx = snippet(
+            Server::Nginx,
+            &found,
+            Some(&policy),
+            &PageHeaders::default(),
+        );
         assert!(nginx.contains("    /robots.txt 0;\n"), "{nginx}");
         assert!(nginx.contains("if ($sitemapd_refused) { return 403; }"));
-        let apache = snippet(Server::Apache, &found, Some(&policy));
+        let apache = snippet(
+            Server::Apache,
+            &found,
+            Some(&policy),
+            &PageHeaders::default(),
+        );
         assert!(apache.contains("RewriteCond %{REQUEST_URI} !^/robots\\.txt$\n"));
         assert!(apache.contains("RewriteCond %{HTTP_USER_AGENT} \"!(^|[(;]) *(googlebot|"));
         assert!(apache.ends_with("RewriteRule ^ - [F]\n"));
-        let caddy = snippet(Server::Caddy, &found, Some(&policy));
+        let caddy = snippet(
+            Server::Caddy,
+            &found,
+            Some(&policy),
+            &PageHeaders::default(),
+        );
         assert!(caddy.contains("\tnot path /robots.txt\n"));
         assert!(caddy.contains("respond \"Forbidden\" 403"));
     }

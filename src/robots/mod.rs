@@ -25,13 +25,16 @@ use std::fmt;
 mod compile;
 pub mod enforce;
 mod lex;
+pub mod license;
 mod matcher;
+pub mod page_headers;
 mod parse;
 mod pattern;
 mod policy;
 mod summary;
 mod template;
 
+pub use license::{License, LicenseSetting, LicenseTerms, RSL_NS, RSL_TYPE};
 pub use policy::{Access, ContentSignal, Policy, PolicyError, CONTENT_SIGNAL_EXPECTED};
 pub use summary::{summary, PolicySummary};
 pub use template::compile_template;

@@ -86,7 +86,7 @@ impl ByteSettings<'_> {
             .field("base", self.base_url)
             .field("files", self.files_url)
             .field("page_size", &self.page_size.to_string())
-            .field("stylesheet", if self.stylesheet { "yes" } else { "no" })
+            .field("stylesheet", if self.stylesheet { "xsl+css" } else { "no" })
             .field("source", self.source);
         self.robots.encode(&mut e);
         if let Some(named) = &self.named {

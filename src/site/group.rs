@@ -52,6 +52,11 @@ pub struct GroupSettings {
     /// A fingerprint of what decides which entries robots.txt leaves out (its rules and the
     /// agents they are checked for): when it changes, entries it now leaves out are announced.
     pub robots_rules: Fingerprint,
+    /// The site's `/license.xml` (the same for every group of the site), with its bytes.
+    pub license: Option<(Arc<crate::robots::License>, Bytes)>,
+    /// The `Link` header every answer of the site carries: the licence (`rel="license"`) and
+    /// llms.txt (`rel="describedby"`), when the site serves them.
+    pub links: Option<axum::http::HeaderValue>,
     /// The group's part of the site's llms.txt; `None` when the site serves none.
     pub llms: Option<Arc<crate::llms::GroupLlms>>,
     /// A fingerprint of everything besides the rows that decides the files' bytes (format

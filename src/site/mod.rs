@@ -60,6 +60,9 @@ pub struct Together {
     /// llms.txt of every group's section; `None` when the site serves none, or until every
     /// group has read its own.
     pub llms: Option<SmallDoc>,
+    /// Per group (by position), the llms.txt under its `llms_path` holding its section alone;
+    /// `None` for a group without one, or until it has read its section.
+    pub group_llms: Vec<Option<SmallDoc>>,
 }
 
 impl Site {
@@ -96,6 +99,14 @@ impl Site {
 
     pub fn files(&self) -> &BaseUrl {
         &self.first().files
+    }
+
+    /// The group whose own llms.txt `path` is (`<llms_path>llms.txt`), by its position.
+    pub fn group_llms_at(&self, path: &str) -> Option<usize> {
+        self.groups.iter().position(|g| {
+            let prefix = g.llms.as_ref().and_then(|llms| llms.path.as_deref());
+            prefix.is_some_and(|prefix| crate::files::is_group_llms_path(path, prefix))
+        })
     }
 
     /// The group files named `name` belong to (`None`: the unnamed group), by its position.
@@ -156,11 +167,17 @@ impl Together {
     /// index of every group's files, its time the latest of theirs.
     fn of(groups: &[Arc<Group>], made_of: Vec<Arc<Snapshot>>) -> Self {
         let llms = llms_document(groups, &made_of);
+        let group_llms = groups
+            .iter()
+            .zip(&made_of)
+            .map(|(group, snapshot)| group_llms_document(group, snapshot))
+            .collect();
         if let [only] = made_of.as_slice() {
             return Self {
                 index: only.index.clone(),
                 feeds: only.feeds.clone(),
                 llms,
+                group_llms,
                 made_of,
             };
         }
@@ -183,8 +200,34 @@ impl Together {
             index,
             feeds,
             llms,
+            group_llms,
         }
     }
+}
+
+/// A group's own llms.txt (under its `llms_path`): the site's header and its section alone,
+/// the links under that path, dated by its section.
+fn group_llms_document(group: &Group, snapshot: &Snapshot) -> Option<SmallDoc> {
+    let llms = group.llms.as_deref()?;
+    let prefix = llms.path.as_deref()?;
+    let section = snapshot.llms.as_ref()?;
+    let under: Vec<crate::llms::Link> = section
+        .links
+        .iter()
+        .filter(|link| url::Url::parse(&link.url).is_ok_and(|url| url.path().starts_with(prefix)))
+        .cloned()
+        .collect();
+    // Under its own title even when the site's file lists it under `## Optional`.
+    let own = crate::llms::SectionText {
+        optional: false,
+        ..llms.section(&under)
+    };
+    let body = bytes::Bytes::from(crate::llms::render(&llms.header, &[own]));
+    let validators = Validators {
+        fingerprint: Fingerprint::of(&body),
+        changed_at: section.changed_at,
+    };
+    Some(SmallDoc::new(body, validators))
 }
 
 /// The site's llms.txt, composed of its groups' sections, dated by the latest change of theirs;
@@ -224,6 +267,7 @@ fn merged_feeds(groups: &[Arc<Group>], snapshots: &[Arc<Snapshot>]) -> Option<Fe
     let site = FeedSite {
         base: &first.base,
         files: &first.files,
+        license: first.license.as_ref().map(|(license, _)| license.as_ref()),
     };
     let dated = |body: Vec<u8>, changed: fn(&Feeds) -> i64| {
         let body = bytes::Bytes::from(body);

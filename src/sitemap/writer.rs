@@ -24,6 +24,8 @@ const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 pub struct DocumentStyle {
     /// URL of an XSL stylesheet announced with `<?xml-stylesheet?>`, if any.
     pub stylesheet: Option<String>,
+    /// URL of the CSS stylesheet announced after it, for browsers without XSLT.
+    pub css: Option<String>,
 }
 
 impl DocumentStyle {
@@ -31,6 +33,11 @@ impl DocumentStyle {
         out.extend_from_slice(XML_DECLARATION.as_bytes());
         if let Some(href) = &self.stylesheet {
             out.extend_from_slice(b"<?xml-stylesheet type=\"text/xsl\" href=\"");
+            out.extend_from_slice(escape(href.as_str()).as_bytes());
+            out.extend_from_slice(b"\"?>\n");
+        }
+        if let Some(href) = &self.css {
+            out.extend_from_slice(b"<?xml-stylesheet type=\"text/css\" href=\"");
             out.extend_from_slice(escape(href.as_str()).as_bytes());
             out.extend_from_slice(b"\"?>\n");
         }
@@ -256,10 +263,11 @@ mod tests {
         assert!(!String::from_utf8(plain).unwrap().contains("xml-stylesheet"));
         let styled = DocumentStyle {
             stylesheet: Some("https://e.com/sitemap.xsl".into()),
+            css: Some("https://e.com/sitemap.css".into()),
         };
         assert!(String::from_utf8(styled.urlset_open(Namespaces::NONE))
             .unwrap()
-            .contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>"));
+            .contains("<?xml-stylesheet type=\"text/xsl\" href=\"https://e.com/sitemap.xsl\"?>\n<?xml-stylesheet type=\"text/css\" href=\"https://e.com/sitemap.css\"?>\n"));
     }
 
     #[test]

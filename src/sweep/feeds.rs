@@ -48,6 +48,7 @@ pub async fn read(
     let feed = FeedSite {
         base: &group.base,
         files: &group.files,
+        license: group.license.as_ref().map(|(license, _)| license.as_ref()),
     };
     Ok(Some(FeedBodies {
         atom: Bytes::from(feed.atom(&entries)),

@@ -25,7 +25,7 @@ const TEMPLATE: &str = "User-agent: *\nAllow: /\n\nUser-agent: OAI-SearchBot\nDi
 
 /// Two groups: `posts`, a view with the optional `title` and `description` columns, and
 /// `pages`, a view without them, listed under `## Optional`.
-async fn two_groups(backend: Backend) -> TestDb {
+pub async fn two_groups(backend: Backend) -> TestDb {
     let db = TestDb::on(backend).await;
     db.migrate().await;
     db.exec("CREATE TABLE llms_titles (id BIGINT PRIMARY KEY, title TEXT, description TEXT)")
@@ -81,7 +81,7 @@ async fn insert_titles(db: &TestDb, rows: &[(i64, Option<&str>, Option<&str>)]) 
 }
 
 /// A sites file of one site on [`BASE`] with the two groups of [`two_groups`].
-fn sites_file(extra_site_lines: &str) -> tempfile::NamedTempFile {
+pub fn sites_file(extra_site_lines: &str) -> tempfile::NamedTempFile {
     template_file(&format!(
         "[[site]]\nbase_url = \"{BASE}\"\nllms_txt = true\nname = \"Example Site\"\n\
          description = \"A test site\"\n{extra_site_lines}\n\
@@ -92,7 +92,7 @@ fn sites_file(extra_site_lines: &str) -> tempfile::NamedTempFile {
 
 /// The posts: two with the same lastmod (then by id), one without a title, one without a
 /// lastmod (last), one out of scope (never listed) and the newest under `/private/`.
-async fn posts_and_pages(db: &TestDb) {
+pub async fn posts_and_pages(db: &TestDb) {
     db.insert_rows(&[
         Row::new(1, "/p/1").lastmod("2024-01-01 00:00:00"),
         Row::new(2, "/p/2").lastmod("2024-03-01 00:00:00"),
@@ -121,7 +121,7 @@ async fn posts_and_pages(db: &TestDb) {
 
 const EXPECTED: &str = "# Example Site\n\n> A test site\n\n\
     The newest pages of each section, at most 4 each, most recently changed first. \
-    The sitemaps list every page: https://www.example.com/sitemap_index.xml\n\n\
+    The sitemaps list every page: [sitemap index](https://www.example.com/sitemap_index.xml)\n\n\
     ## Blog posts\n\n\
     - [Two](https://www.example.com/p/2): second\n\
     - [Three](https://www.example.com/p/3)\n\
@@ -469,7 +469,7 @@ fn assert_only_escaped(text: &str, line: &str) {
 
 /// What the `llms-txt` package's `parse_llms_file` makes of `text`, as JSON; `None` (with a
 /// message) when Python cannot import it (./scripts/test.sh installs it).
-fn reference_parse(text: &str) -> Option<Value> {
+pub fn reference_parse(text: &str) -> Option<Value> {
     let python = std::env::var("LLMS_TXT_PYTHON").unwrap_or_else(|_| "python3".into());
     let importable = Command::new(&python)
         .args(["-c", "import llms_txt"])

@@ -69,8 +69,10 @@ async fn with_the_setting_every_document_names_the_stylesheet_and_still_validate
         &[("SITEMAP_STYLESHEET", "true"), ("SITEMAP_PAGE_SIZE", "10")],
     )
     .await;
-    let announce =
-        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{PI}{BASE}sitemap.xsl\"?>\n");
+    let announce = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{PI}{BASE}sitemap.xsl\"?>\n\
+         <?xml-stylesheet type=\"text/css\" href=\"{BASE}sitemap.css\"?>\n"
+    );
 
     let index = app.get("/sitemap_index.xml").await.bytes().await.unwrap();
     assert!(index.starts_with(announce.as_bytes()), "{index:?}");

@@ -105,6 +105,14 @@ fn shape(site: &Site) -> SiteShape<'_> {
         feeds: together.feeds.is_some(),
         stylesheet: site.first().style.stylesheet.is_some(),
         llms: together.llms.is_some(),
+        license: site.first().license.is_some(),
+        group_llms: site
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| together.group_llms.get(*i).is_some_and(Option::is_some))
+            .filter_map(|(i, g)| Some((i, g.llms.as_ref()?.path.as_deref()?)))
+            .collect(),
     }
 }
 
