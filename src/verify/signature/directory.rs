@@ -116,6 +116,7 @@ impl Directories {
         let client = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(std::sync::Arc::new(super::resolver::PublicOnly))
             .user_agent(concat!("sitemapd/", env!("CARGO_PKG_VERSION")))
             .build()
             .unwrap_or_default();

@@ -16,6 +16,7 @@ pub mod directory;
 pub mod input;
 pub mod keys;
 pub mod replays;
+mod resolver;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
