@@ -22,25 +22,7 @@ use crate::files::ROBOTS_PATH;
 
 use super::page_headers::PageHeaders;
 use super::policy::{Policy, PolicyError};
-
-/// The servers a snippet can be printed for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Server {
-    Nginx,
-    Apache,
-    Caddy,
-}
-
-impl Server {
-    pub fn parse(name: &str) -> Option<Server> {
-        match name.to_ascii_lowercase().as_str() {
-            "nginx" => Some(Server::Nginx),
-            "apache" | "apache2" | "httpd" => Some(Server::Apache),
-            "caddy" => Some(Server::Caddy),
-            _ => None,
-        }
-    }
-}
+pub use super::server::Server;
 
 /// Which User-Agent words are turned away, and which let through first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

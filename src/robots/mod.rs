@@ -31,6 +31,7 @@ pub mod page_headers;
 mod parse;
 mod pattern;
 mod policy;
+mod server;
 mod summary;
 mod template;
 

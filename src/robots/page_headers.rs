@@ -10,7 +10,7 @@ use super::policy::Policy;
 use super::RobotsTxt;
 use crate::crawlers::registry::Purpose;
 
-use super::enforce::Server;
+use super::server::Server;
 
 /// The headers for the site's pages; `None` leaves one out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -159,3 +159,12 @@ async fn mysql_grant(store: &crate::store::MySqlStore, source: &str) -> Option<S
             .join(" ")
     })
 }
+
+/// The tag in the names of the triggers that watch for `owner` (a source, or sitemapd's schema
+/// and a source): eight hex digits, so names stay within the databases' identifier limits.
+pub(super) fn trigger_tag(owner: &str) -> String {
+    format!(
+        "{:08x}",
+        crate::sitemap::Fingerprint::of(owner.as_bytes()).0 as u32
+    )
+}

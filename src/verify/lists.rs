@@ -29,6 +29,31 @@ pub enum FetchError {
     Parse(#[from] ranges::ParseError),
 }
 
+/// The client lists are fetched with: [`FETCH_TIMEOUT`], sitemapd's User-Agent.
+pub fn fetch_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(FETCH_TIMEOUT)
+        .user_agent(concat!("sitemapd/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_default()
+}
+
+/// The body `client` gets at `url`: a success status, at most [`MAX_BODY`] bytes.
+pub async fn get_bounded(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, FetchError> {
+    let mut response = client.get(url).send().await?;
+    if !response.status().is_success() {
+        return Err(FetchError::Status(response.status()));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(FetchError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 #[derive(Debug, Default)]
 struct ListState {
     set: Option<Arc<RangeSet>>,
@@ -71,11 +96,7 @@ impl Lists {
             .into_iter()
             .map(|url| (url, ListState::default()))
             .collect();
-        let client = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("sitemapd/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
+        let client = fetch_client();
         Self {
             lists: RwLock::new(lists),
             store,
@@ -165,17 +186,7 @@ impl Lists {
     }
 
     async fn download(&self, url: &str) -> Result<Vec<ipnet::IpNet>, FetchError> {
-        let mut response = self.client.get(url).send().await?;
-        if !response.status().is_success() {
-            return Err(FetchError::Status(response.status()));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if body.len() + chunk.len() > MAX_BODY {
-                return Err(FetchError::TooLarge);
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = get_bounded(&self.client, url).await?;
         Ok(ranges::parse_list(&body)?)
     }
 

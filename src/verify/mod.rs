@@ -35,6 +35,7 @@ use cache::{Bucket, Cache, Key};
 pub use claim::{Claim, Decided, Method, Verdict, VerifiedBy};
 use dns::Dns;
 pub use dns::DnsOutcome;
+pub use lists::{fetch_client, get_bounded, FetchError as ListFetchError};
 use lists::{Lists, RangeAnswer};
 use signature::{directory::DirectoryStatus, Signatures};
 pub use signature::{Message, SignatureHeaders, Signed};

@@ -1,22 +1,16 @@
 //! What `crawlers update` reads from elsewhere: the list (an http(s) URL or a local file) and the
 //! range lists, each bounded in size and time.
 
-use std::time::Duration;
+use crate::verify::{fetch_client, get_bounded, ListFetchError};
 
-/// How long one fetch may take.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
-/// The largest body read (the list is under 100 KiB, range lists a few dozen).
+/// The largest file read (the list is under 100 KiB); a download has the range lists' bound.
 const MAX_BODY: usize = 8 << 20;
 
 /// Why a source could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("cannot make the HTTP client")]
-    Client(#[source] reqwest::Error),
     #[error("fetch failed")]
-    Http(#[from] reqwest::Error),
-    #[error("the server answered {0}")]
-    Status(reqwest::StatusCode),
+    Download(#[from] ListFetchError),
     #[error("larger than {MAX_BODY} bytes")]
     TooLarge,
     #[error("cannot read the file")]
@@ -45,21 +39,5 @@ pub async fn range_list(url: &str) -> Result<usize, FetchError> {
 }
 
 async fn download(url: &str) -> Result<Vec<u8>, FetchError> {
-    let client = reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .user_agent(concat!("sitemapd/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(FetchError::Client)?;
-    let mut response = client.get(url).send().await?;
-    if !response.status().is_success() {
-        return Err(FetchError::Status(response.status()));
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(FetchError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+    Ok(get_bounded(&fetch_client(), url).await?)
 }

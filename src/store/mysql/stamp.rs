@@ -30,6 +30,32 @@ pub(super) struct Behind {
     settled: bool,
 }
 
+impl Behind {
+    /// The views' definitions and the tables' names, one per line, with each table's last
+    /// commit time when `commit_times` (the stamp), without (the source's definition).
+    pub(super) fn text(&self, commit_times: bool) -> String {
+        let views = self
+            .views
+            .iter()
+            .map(|((db, name), definition)| format!("view {db}.{name} {definition}"));
+        let tables = self
+            .tables
+            .iter()
+            .map(|((db, name), updated)| match commit_times {
+                true => format!("table {db}.{name} {updated}"),
+                false => format!("table {db}.{name}"),
+            });
+        views.chain(tables).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// The schema the connection reads by default (where sitemapd's own tables are).
+pub(super) async fn own_schema(conn: &mut MySqlConnection) -> Result<String, StoreError> {
+    Ok(sqlx::query_scalar("SELECT CAST(DATABASE() AS CHAR)")
+        .fetch_one(&mut *conn)
+        .await?)
+}
+
 /// The stamp of `source` (`table`, `view` or `db`.`view`) and of the tables `also` names (the
 /// extension tables a group merges in, which no view names): the definitions of the views they
 /// read and each base table's last commit time. `None` when the server cannot say (a
@@ -53,18 +79,7 @@ pub(super) async fn source_stamp(
     if behind.tables.is_empty() {
         return Ok(None);
     }
-    let text = behind
-        .views
-        .iter()
-        .map(|((db, name), definition)| format!("view {db}.{name} {definition}"))
-        .chain(
-            behind
-                .tables
-                .iter()
-                .map(|((db, name), updated)| format!("table {db}.{name} {updated}")),
-        )
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = behind.text(true);
     Ok(Some(SourceStamp::new(&text, behind.settled)))
 }
 
@@ -74,9 +89,7 @@ pub(super) async fn behind(
     conn: &mut MySqlConnection,
     names: &[&str],
 ) -> Result<Option<Behind>, StoreError> {
-    let schema: String = sqlx::query_scalar("SELECT CAST(DATABASE() AS CHAR)")
-        .fetch_one(&mut *conn)
-        .await?;
+    let schema = own_schema(conn).await?;
     let mut pending: VecDeque<Name> = names.iter().map(|name| split(name, &schema)).collect();
     let mut seen = BTreeSet::new();
     let mut found = Behind {

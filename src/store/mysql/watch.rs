@@ -20,7 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{Executor, Row};
 
-use super::stamp::{self, Name};
+use super::super::watch::trigger_tag;
+use super::stamp::{self, own_schema, Name};
 use super::{MySqlStore, StoreError};
 use crate::sitemap::Fingerprint;
 
@@ -134,13 +135,13 @@ impl MySqlStore {
         let schema = own_schema(&mut conn).await?;
         let existing = trigger_statements(&mut conn, &prefix(&schema, source)).await?;
         let mut lost = Vec::new();
-        for table in tables_behind(&mut conn, source).await? {
-            let names = EVENTS.map(|(_, short)| trigger_name(&schema, source, &table.name, short));
+        for table in table_names(&mut conn, source).await? {
+            let names = EVENTS.map(|(_, short)| trigger_name(&schema, source, &table, short));
             if names
                 .iter()
-                .any(|name| !existing.contains_key(&(table.name.0.clone(), name.clone())))
+                .any(|name| !existing.contains_key(&(table.0.clone(), name.clone())))
             {
-                lost.push(table.display());
+                lost.push(format!("{}.{}", table.0, table.1));
             }
         }
         Ok(lost)
@@ -154,18 +155,7 @@ impl MySqlStore {
         let Some(behind) = stamp::behind(&mut conn, &[source]).await? else {
             return Ok(None);
         };
-        let text = behind
-            .views
-            .iter()
-            .map(|((db, name), definition)| format!("view {db}.{name} {definition}"))
-            .chain(
-                behind
-                    .tables
-                    .keys()
-                    .map(|(db, name)| format!("table {db}.{name}")),
-            )
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = behind.text(false);
         Ok(Some(Fingerprint::of(text.as_bytes()).hex()))
     }
 
@@ -183,10 +173,10 @@ impl MySqlStore {
     /// The tables behind `source`, `db.table`, for a `GRANT` line.
     pub async fn tables_behind(&self, source: &str) -> Result<Vec<String>, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        Ok(tables_behind(&mut conn, source)
+        Ok(table_names(&mut conn, source)
             .await?
             .iter()
-            .map(Watched::display)
+            .map(|(db, table)| format!("{db}.{table}"))
             .collect())
     }
 }
@@ -252,24 +242,20 @@ fn logged_range(event: &str, key: Option<&str>) -> (String, String) {
 /// The prefix of every trigger watching `source` for the sitemapd whose tables are in
 /// `log_schema` (two installs watching views of the same name stay apart).
 fn prefix(log_schema: &str, source: &str) -> String {
-    format!("sitemapd_{}_", tag(&format!("{log_schema}.{source}")))
+    format!(
+        "sitemapd_{}_",
+        trigger_tag(&format!("{log_schema}.{source}"))
+    )
 }
 
 /// `sitemapd_<source tag>_<table tag>_<event>`: within MySQL's 64 characters, one per schema.
 fn trigger_name(log_schema: &str, source: &str, table: &Name, short: &str) -> String {
     let table = format!("{}.{}", table.0, table.1);
-    format!("{}{}_{short}", prefix(log_schema, source), tag(&table))
-}
-
-fn tag(text: &str) -> String {
-    format!("{:08x}", Fingerprint::of(text.as_bytes()).0 as u32)
-}
-
-/// The schema sitemapd's own tables are in (the connection's database).
-async fn own_schema(conn: &mut MySqlConnection) -> Result<String, StoreError> {
-    Ok(sqlx::query_scalar("SELECT CAST(DATABASE() AS CHAR)")
-        .fetch_one(&mut *conn)
-        .await?)
+    format!(
+        "{}{}_{short}",
+        prefix(log_schema, source),
+        trigger_tag(&table)
+    )
 }
 
 /// The triggers whose names start with `prefix`, in any schema: (schema, name) → body.
@@ -293,6 +279,14 @@ async fn trigger_statements(
         );
     }
     Ok(found)
+}
+
+/// The base tables behind `source`, by name only (no question to the planner).
+async fn table_names(conn: &mut MySqlConnection, source: &str) -> Result<Vec<Name>, StoreError> {
+    Ok(stamp::behind(conn, &[source])
+        .await?
+        .map(|behind| behind.tables.into_keys().collect())
+        .unwrap_or_default())
 }
 
 /// The base tables behind `source`, each with the key column its triggers log when the view's

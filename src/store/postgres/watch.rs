@@ -5,9 +5,9 @@
 
 use sqlx::Row;
 
+use super::super::watch::trigger_tag;
 use super::super::{quote_identifier, StoreError};
 use super::PgStore;
-use crate::sitemap::Fingerprint;
 
 /// The tables a source reads (itself, if it is a table), through views over views, each with
 /// its single-column integer primary key when it has one.
@@ -69,7 +69,7 @@ impl PgStore {
             .fetch_all(&self.pool)
             .await?;
         let mut tables = Vec::with_capacity(rows.len());
-        let tag = tag(source);
+        let tag = trigger_tag(source);
         let mut tx = self.pool.begin().await?;
         for row in &rows {
             let table: String = row.try_get("tbl")?;
@@ -118,7 +118,7 @@ impl PgStore {
             "SELECT tgrelid::regclass::text AS tbl, tgname::text AS name FROM pg_trigger \
              WHERE tgname LIKE $1 ORDER BY 1, 2",
         )
-        .bind(format!("sitemapd\\_{}\\_%", tag(source)))
+        .bind(format!("sitemapd\\_{}\\_%", trigger_tag(source)))
         .fetch_all(&self.pool)
         .await?;
         let mut tx = self.pool.begin().await?;
@@ -158,7 +158,7 @@ impl PgStore {
             .bind(quote_identifier(source))
             .fetch_all(&self.pool)
             .await?;
-        let tag = tag(source);
+        let tag = trigger_tag(source);
         let mut lost = Vec::new();
         for row in &rows {
             let table: String = row.try_get("tbl")?;
@@ -179,11 +179,6 @@ impl PgStore {
         }
         Ok(lost)
     }
-}
-
-/// The tag in the names of the triggers watching `source`.
-fn tag(source: &str) -> String {
-    format!("{:08x}", Fingerprint::of(source.as_bytes()).0 as u32)
 }
 
 impl PgStore {
