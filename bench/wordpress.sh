@@ -100,8 +100,12 @@ site_php install >/dev/null 2>"$TMP/install.err" || {
 
 say "seeding $POSTS published posts by SQL"
 started=$(now)
-sql "$WDB" <<EOF || abort "seed $POSTS posts"
-UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front';
+echo "UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front'" | sql "$WDB" ||
+  abort "set show_on_front"
+# In batches of a million posts: one statement for ten million would hold an undo log of them all.
+for ((from = 0; from < POSTS; from += 1000000)); do
+  batch=$((POSTS - from < 1000000 ? POSTS - from : 1000000))
+  sql "$WDB" <<EOF || abort "seed posts $from.. of $POSTS"
 INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
   post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
   post_parent, guid, post_type)
@@ -112,7 +116,10 @@ SELECT 1, TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157) SECOND,
   TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
   TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
   '', 0, CONCAT('$SITE/?p=', s.seq), 'post'
-FROM seq_1_to_$POSTS s;
+FROM (SELECT seq + $from AS seq FROM seq_1_to_$batch) s;
+EOF
+done
+sql "$WDB" <<EOF || abort "seed the pages"
 INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
   post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
   post_parent, guid, post_type)

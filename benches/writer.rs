@@ -40,7 +40,7 @@ fn page(c: &mut Criterion) {
                 let mut builder = PageBuilder::measuring(&style, 50_000);
                 for raw in input {
                     if let Ok(entry) = rules.write(raw, &mut element, Namespaces::ALL) {
-                        builder.add(&element, entry.namespaces());
+                        builder.add(raw.id, &element, entry.namespaces());
                     }
                 }
                 builder.finish()

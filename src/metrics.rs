@@ -45,6 +45,8 @@ pub struct SweepMetrics {
     pub failures: Counter,
     /// Files read from the database and measured.
     pub files_measured: Counter,
+    /// Blocks of ids read again to patch a file a logged change touched.
+    pub blocks_read: Counter,
     /// Summary checks of every file (cheap: the database sends one row per file).
     pub summary_checks: Counter,
     /// Periodic sweeps that read nothing: the tables behind the source had not changed.
@@ -161,6 +163,11 @@ impl Metrics {
             "files_measured",
             "Sitemap files whose rows sweeps read from the database",
             m.sweep.files_measured.clone(),
+        );
+        registry.register(
+            "blocks_read",
+            "Blocks of ids read again to patch a file where a logged change fell, instead of reading it whole",
+            m.sweep.blocks_read.clone(),
         );
         registry.register(
             "summary_checks",

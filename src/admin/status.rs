@@ -17,14 +17,12 @@ pub use crate::ledger::summary::{CrawlerStatus, KnownCrawler, PurposeStatus};
 pub use crate::notify::summary::Deliveries;
 use crate::site::{Group, Readiness, Site};
 use crate::sitemap::MAX_URLS_PER_FILE;
-use crate::sitemap::{SkipReason, MAX_FILE_BYTES};
+use crate::sitemap::{SkipReason, MAX_FILE_BYTES, MAX_SITEMAPS_PER_INDEX as MAX_FILES_PER_INDEX};
 use crate::state::App;
 
 /// A file past this share of its bytes, or an index past this share of the files it may list, is
 /// reported. A file full of URLs is not: that is how every file of a large site looks.
 const NEAR_LIMIT: f64 = 0.9;
-/// Most sitemap files one index may list (the protocol's limit).
-const MAX_FILES_PER_INDEX: usize = 50_000;
 
 #[derive(Debug, Serialize)]
 pub struct Status {

@@ -17,9 +17,9 @@ use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::watch;
 
+use super::render::RenderError;
 use crate::site::Validators;
 use crate::sitemap::Fingerprint;
-use crate::store::StoreError;
 use crate::sync::lock;
 
 /// A page version in one coding: group, page number, the fingerprint of its XML, and how it is
@@ -69,7 +69,7 @@ enum Progress {
     /// Every chunk is there; `Some`: they are not the bytes the key names (see
     /// [`Landing::Revised`]).
     Done(Option<Validators>),
-    Failed(Arc<StoreError>),
+    Failed(Arc<RenderError>),
 }
 
 /// How a render ended, for [`PageCache::land`].
@@ -82,14 +82,14 @@ pub enum Landing {
     /// themselves (the same on every replica), and they are not kept under the key.
     Revised(Validators),
     /// The render failed: its requests end with this error.
-    Failed(Arc<StoreError>),
+    Failed(Arc<RenderError>),
 }
 
 /// A render's failure as its requests report it; the cause is kept.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderFailed {
     #[error("the render failed")]
-    Store(#[source] Arc<StoreError>),
+    Render(#[source] Arc<RenderError>),
 }
 
 /// A finished render as each of its requests gets it.
@@ -136,14 +136,7 @@ impl Flight {
     }
 
     fn whole(&self) -> CachedFile {
-        CachedFile(
-            self.chunks
-                .lock()
-                .expect("flight lock")
-                .iter()
-                .cloned()
-                .collect(),
-        )
+        CachedFile(crate::sync::lock(&self.chunks).iter().cloned().collect())
     }
 
     fn finish(&self, revised: Option<Validators>) -> CachedFile {
@@ -151,7 +144,7 @@ impl Flight {
         self.whole()
     }
 
-    fn fail(&self, error: Arc<StoreError>) {
+    fn fail(&self, error: Arc<RenderError>) {
         self.progress.send_replace(Progress::Failed(error));
     }
 
@@ -167,7 +160,7 @@ impl Flight {
                         revised,
                     })
                 }
-                Progress::Failed(error) => return Err(RenderFailed::Store(error)),
+                Progress::Failed(error) => return Err(RenderFailed::Render(error)),
             }
             // The flight owns the sender, so this only waits for the next change.
             let _ = rx.changed().await;
@@ -190,16 +183,11 @@ impl Flight {
                     Progress::Running => false,
                     Progress::Done(_) => true,
                     Progress::Failed(error) => {
-                        let err = io::Error::other(RenderFailed::Store(error));
+                        let err = io::Error::other(RenderFailed::Render(error));
                         return Some((Err(err), (flight, rx, usize::MAX)));
                     }
                 };
-                let chunk = flight
-                    .chunks
-                    .lock()
-                    .expect("flight lock")
-                    .get(next)
-                    .cloned();
+                let chunk = crate::sync::lock(&flight.chunks).get(next).cloned();
                 if let Some(chunk) = chunk {
                     return Some((Ok(chunk), (flight, rx, next + 1)));
                 }
@@ -241,12 +229,7 @@ impl PageCache {
 
     /// The cached file, if any, without starting anything.
     pub fn peek(&self, key: &PageKey) -> Option<CachedFile> {
-        self.inner
-            .lock()
-            .expect("cache lock")
-            .ready
-            .get(key)
-            .cloned()
+        crate::sync::lock(&self.inner).ready.get(key).cloned()
     }
 
     /// The cached file, the render under way, or a new flight the caller must run.
@@ -352,7 +335,9 @@ mod tests {
 
     /// A render that failed on the database.
     fn failure() -> Landing {
-        Landing::Failed(Arc::new(StoreError::Database(sqlx::Error::PoolTimedOut)))
+        Landing::Failed(Arc::new(RenderError::Store(
+            crate::store::StoreError::Database(sqlx::Error::PoolTimedOut),
+        )))
     }
 
     #[tokio::test]

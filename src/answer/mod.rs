@@ -376,7 +376,9 @@ impl Reader {
                     }
                 }
                 Err(e) => {
-                    reader.metrics.database_errors.inc();
+                    if let render::RenderError::Store(_) = e {
+                        reader.metrics.database_errors.inc();
+                    }
                     Landing::Failed(Arc::new(e))
                 }
             };

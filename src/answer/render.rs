@@ -15,6 +15,21 @@ use crate::site::{Group, Page, ServedPage, Validators};
 use crate::sitemap::{Entry, Namespaces, PageBuilder, PageDigest, RawEntry, SeenUrls, UrlKey};
 use crate::store::StoreError;
 
+/// Why a render failed: the rows could not be read, or the compressor stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("reading the page's rows failed")]
+    Store(#[from] StoreError),
+    #[error("compressing the page failed")]
+    Compress(#[source] std::io::Error),
+}
+
+impl RenderError {
+    fn compress(e: impl Into<std::io::Error>) -> Self {
+        Self::Compress(e.into())
+    }
+}
+
 /// XML gathered before it is handed to the compressor.
 const BATCH_BYTES: usize = 64 * 1024;
 
@@ -56,7 +71,7 @@ pub async fn page(
     served: &ServedPage,
     coding: Coding,
     emit: impl FnMut(Bytes) + Send + 'static,
-) -> Result<(Rendered, Bytes), StoreError> {
+) -> Result<(Rendered, Bytes), RenderError> {
     let page = &served.page;
     let mut entries = PageEntries::open(group, served);
     let mut compressor = Pipeline::start(coding, emit);
@@ -70,18 +85,21 @@ pub async fn page(
                 // The failure is said only once the compressor has stopped: no chunk of this
                 // render goes out after it.
                 compressor.abandon().await;
-                return Err(e);
+                return Err(e.into());
             }
         }
         batch.extend_from_slice(&entries.element);
         if batch.len() >= BATCH_BYTES {
             let full = std::mem::replace(&mut batch, new_batch());
-            compressor.send(full).await.map_err(io_to_store)?;
+            compressor.send(full).await.map_err(RenderError::compress)?;
         }
     }
     batch.extend_from_slice(group.style.urlset_close());
-    compressor.send(batch).await.map_err(io_to_store)?;
-    let last = compressor.finish().await.map_err(io_to_store)?;
+    compressor
+        .send(batch)
+        .await
+        .map_err(RenderError::compress)?;
+    let last = compressor.finish().await.map_err(RenderError::compress)?;
     Ok((entries.finish(), last))
 }
 
@@ -160,7 +178,7 @@ impl<'a> PageEntries<'a> {
                 self.overflowed = true;
                 break;
             }
-            self.builder.add(&self.element, entry.namespaces());
+            self.builder.add(raw.id, &self.element, entry.namespaces());
             if let Some(lastmod) = &entry.lastmod {
                 let at = lastmod.at().timestamp();
                 self.newest_lastmod = Some(self.newest_lastmod.map_or(at, |n| n.max(at)));
@@ -183,8 +201,4 @@ impl<'a> PageEntries<'a> {
             newest_lastmod: self.newest_lastmod,
         }
     }
-}
-
-fn io_to_store(e: impl Into<std::io::Error>) -> StoreError {
-    StoreError::Database(sqlx::Error::Io(e.into()))
 }

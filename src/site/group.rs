@@ -178,12 +178,12 @@ impl Group {
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().expect("snapshot lock").clone()
+        crate::sync::read(&self.snapshot).clone()
     }
 
     /// Makes `snapshot` the one every request is answered from.
     pub fn install(&self, snapshot: Snapshot) {
-        *self.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
+        *crate::sync::write(&self.snapshot) = Arc::new(snapshot);
     }
 
     /// Key of the group's change-log cursor: its files cover one source's log only.

@@ -6,11 +6,13 @@
 //! file whose range holds the id. How files are measured, split and merged is the write side's
 //! ([`crate::sweep`]); this is only their shape, shared by both sides.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 
 use crate::sitemap::{
-    DocumentStyle, Fingerprint, Namespaces, PageBuilder, SkipCounts, MAX_SITEMAPS_PER_INDEX,
+    Block, DocumentStyle, Fingerprint, Namespaces, PageBuilder, SkipCounts, MAX_SITEMAPS_PER_INDEX,
 };
 use crate::store::{IdRange, PageRecord};
 
@@ -34,6 +36,9 @@ pub struct Page {
     /// What the database said of the page's rows when they were measured, to tell whether they
     /// changed without reading them; `None` when not known.
     pub summary: Option<String>,
+    /// The blocks the page was measured as (see [`crate::sitemap::blocks`]), so a change to
+    /// a few rows re-reads only their blocks; `None` for a page loaded from storage.
+    pub blocks: Option<Arc<[Block]>>,
 }
 
 impl Page {
@@ -70,6 +75,7 @@ impl Page {
             namespaces: Namespaces::from_bits(r.extensions),
             skipped: SkipCounts::default(),
             summary: r.summary.clone(),
+            blocks: None,
         }
     }
 }
@@ -137,6 +143,7 @@ impl Layout {
             namespaces: digest.namespaces,
             skipped: SkipCounts::default(),
             summary: None,
+            blocks: None,
         }])
     }
 
@@ -208,11 +215,17 @@ impl Layout {
         self.pages.iter().map(|p| p.urls).sum()
     }
 
-    /// Skip counts are not stored: they carry over from the layout that measured them.
-    pub fn with_skip_counts_of(mut self, measured: &Layout) -> Self {
-        for page in &mut self.pages {
-            if let Some((_, m)) = measured.find(page.no) {
+    /// Skip counts and blocks are not stored: they carry over from the layout that measured
+    /// them, blocks only to a page of the same range and bytes.
+    pub fn with_measures_of(mut self, measured: &Layout) -> Self {
+        for i in 0..self.pages.len() {
+            let range = self.range(i);
+            let page = &mut self.pages[i];
+            if let Some((j, m)) = measured.find(page.no) {
                 page.skipped = m.skipped.clone();
+                if m.fingerprint == page.fingerprint && measured.range(j) == range {
+                    page.blocks = m.blocks.clone();
+                }
             }
         }
         self
@@ -268,6 +281,7 @@ pub fn test_layout(firsts: &[(i64, i64)]) -> Layout {
                 namespaces: Namespaces::NONE,
                 skipped: SkipCounts::default(),
                 summary: None,
+                blocks: None,
             })
             .collect(),
     )

@@ -81,11 +81,11 @@ impl Site {
 
     /// Which replica keeps the site current, as far as this one knows.
     pub fn keeper(&self) -> Option<Keeper> {
-        self.keeper.read().expect("keeper lock").clone()
+        crate::sync::read(&self.keeper).clone()
     }
 
     pub fn set_keeper(&self, keeper: Option<Keeper>) {
-        *self.keeper.write().expect("keeper lock") = keeper;
+        *crate::sync::write(&self.keeper) = keeper;
     }
 
     /// The first group: its robots.txt, base URL and sitemaps URL are the site's.
@@ -140,13 +140,13 @@ impl Site {
     /// The index and feeds of the groups' current snapshots (made again only when one of the
     /// snapshots changed since).
     pub fn together(&self) -> Arc<Together> {
-        let made = self.together.read().expect("together lock").clone();
+        let made = crate::sync::read(&self.together).clone();
         if made.is_made_of(&self.groups) {
             return made;
         }
         let current = self.groups.iter().map(|g| g.snapshot()).collect();
         let next = Arc::new(Together::of(&self.groups, current));
-        *self.together.write().expect("together lock") = next.clone();
+        *crate::sync::write(&self.together) = next.clone();
         next
     }
 }

@@ -162,7 +162,7 @@ impl Snapshot {
         let SavedState { pages, files } = stored;
         let mut next = self.clone();
         if !pages.is_empty() {
-            next.layout = Layout::from_records(pages).with_skip_counts_of(&self.layout);
+            next.layout = Layout::from_records(pages).with_measures_of(&self.layout);
         }
         for f in files {
             let stored = validators_of(f);
@@ -197,7 +197,7 @@ impl Snapshot {
         publication: Publication<'_>,
     ) -> Self {
         let SavedState { pages, files } = saved;
-        let layout = Layout::from_records(pages).with_skip_counts_of(measured);
+        let layout = Layout::from_records(pages).with_measures_of(measured);
         let index = layout.index_document(publication);
         let stored = |name: &str, fallback: Validators| {
             files

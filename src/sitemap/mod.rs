@@ -6,6 +6,7 @@
 
 pub mod audit;
 mod base_url;
+pub mod blocks;
 pub mod entry;
 mod lastmod;
 pub mod loc;
@@ -17,7 +18,10 @@ pub mod writer;
 
 use xxhash_rust::xxh3::Xxh3;
 
+use blocks::BlockHasher;
+
 pub use base_url::BaseUrl;
+pub use blocks::{Block, BLOCK_IDS};
 pub use entry::{Entry, EntryRules, RawEntry};
 pub use loc::Loc;
 pub use namespaces::Namespaces;
@@ -31,7 +35,7 @@ pub const MAX_FILE_BYTES: usize = 52_428_800;
 /// Most sitemaps one index may list.
 pub const MAX_SITEMAPS_PER_INDEX: usize = 50_000;
 /// Bumped whenever the bytes we write for the same data change, so fingerprints change too.
-const RENDER_VERSION: u64 = 2;
+const RENDER_VERSION: u64 = 3;
 
 /// Why a row is not in any sitemap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -270,14 +274,13 @@ pub struct PageDigest {
 pub struct PageBuilder {
     style: DocumentStyle,
     declared: Option<Namespaces>,
-    used: Namespaces,
     max_urls: usize,
     max_bytes: usize,
     urls: usize,
     body_bytes: usize,
     /// Bytes of everything but the `<url>` elements, at most.
     frame_bytes: usize,
-    body: Xxh3,
+    blocks: BlockHasher,
 }
 
 impl PageBuilder {
@@ -307,13 +310,12 @@ impl PageBuilder {
         Self {
             style: style.clone(),
             declared,
-            used: Namespaces::NONE,
             max_urls,
             max_bytes,
             urls: 0,
             body_bytes: 0,
             frame_bytes: open.len() + style.urlset_close().len(),
-            body: Xxh3::with_seed(RENDER_VERSION),
+            blocks: BlockHasher::new(),
         }
     }
 
@@ -322,12 +324,12 @@ impl PageBuilder {
         self.urls < self.max_urls && self.frame_bytes + self.body_bytes + len <= self.max_bytes
     }
 
-    /// Adds a `<url>` element that uses the extension namespaces `uses`.
-    pub fn add(&mut self, url_element: &[u8], uses: Namespaces) {
+    /// Adds the `<url>` element of row `id` (rows come in id order), which uses the extension
+    /// namespaces `uses`.
+    pub fn add(&mut self, id: i64, url_element: &[u8], uses: Namespaces) {
         self.urls += 1;
         self.body_bytes += url_element.len();
-        self.used = self.used.union(uses);
-        self.body.update(url_element);
+        self.blocks.add(id, url_element, uses);
     }
 
     pub fn urls(&self) -> usize {
@@ -335,20 +337,22 @@ impl PageBuilder {
     }
 
     pub fn finish(self) -> PageDigest {
-        let namespaces = self.declared.unwrap_or(self.used);
-        let open = self.style.urlset_open(namespaces);
-        let close = self.style.urlset_close();
-        PageDigest {
-            urls: self.urls,
-            bytes: open.len() + self.body_bytes + close.len(),
-            fingerprint: Fingerprint::of_page(&open, self.body.digest128(), close),
-            namespaces,
-        }
+        self.finish_blocks().0
+    }
+
+    /// What the page is, and the blocks it is made of (see [`blocks`]).
+    pub fn finish_blocks(self) -> (PageDigest, Vec<Block>) {
+        let blocks = self.blocks.finish();
+        (
+            blocks::digest_of(&self.style, self.declared, &blocks),
+            blocks,
+        )
     }
 }
 
 impl Fingerprint {
-    /// The fingerprint of a urlset: its prolog, the hash of its `<url>` elements, its end.
+    /// The fingerprint of a urlset: its prolog, the hash of its blocks of `<url>` elements,
+    /// its end.
     pub fn of_page(open: &[u8], body: u128, close: &[u8]) -> Self {
         let mut h = Xxh3::with_seed(RENDER_VERSION);
         h.update(open);
@@ -379,12 +383,25 @@ mod tests {
             })
             .unwrap();
         let style = DocumentStyle::default();
+        let mut element = Vec::new();
+        write_url(&mut element, &entry);
         let mut doc = style.urlset_open(Namespaces::NONE);
-        write_url(&mut doc, &entry);
+        doc.extend_from_slice(&element);
         doc.extend_from_slice(style.urlset_close());
+        // How a file's fingerprint is made from its rows (in blocks of ids) is part of it.
+        let mut page = PageBuilder::measuring(&style, 10);
+        page.add(entry.id, &element, Namespaces::NONE);
         assert_eq!(
-            (RENDER_VERSION, Fingerprint::of(&doc).hex()),
-            (2, "95f49e4398b8d7f00da20c0ec897b679".to_string()),
+            (
+                RENDER_VERSION,
+                Fingerprint::of(&doc).hex(),
+                page.finish().fingerprint.hex()
+            ),
+            (
+                3,
+                "e911c000a5876bf363055ce1360a0b98".to_string(),
+                "711a3e3051ec264ea81ce1bc249051d6".to_string()
+            ),
             "{}",
             String::from_utf8_lossy(&doc)
         );
@@ -395,7 +412,7 @@ mod tests {
         let style = DocumentStyle::default();
         let element = b"<url><loc>https://e.com/</loc></url>\n";
         let mut page = PageBuilder::measuring(&style, 10);
-        page.add(element, Namespaces::NONE);
+        page.add(1, element, Namespaces::NONE);
         let digest = page.finish();
         let mut doc = style.urlset_open(Namespaces::NONE);
         doc.extend_from_slice(element);
@@ -410,13 +427,13 @@ mod tests {
         let element = b"<url><loc>https://e.com/</loc><image:image><image:loc>https://c.com/a.jpg</image:loc></image:image></url>\n";
         let uses = Namespaces::IMAGE;
         let mut measured = PageBuilder::measuring(&style, 10);
-        measured.add(element, uses);
+        measured.add(1, element, uses);
         let measured = measured.finish();
         let mut rendered = PageBuilder::declared(&style, 10, measured.namespaces);
-        rendered.add(element, uses);
+        rendered.add(1, element, uses);
         assert_eq!(rendered.finish(), measured);
         let mut stale = PageBuilder::declared(&style, 10, Namespaces::NONE);
-        stale.add(element, uses);
+        stale.add(1, element, uses);
         assert_ne!(stale.finish().fingerprint, measured.fingerprint);
     }
 
@@ -425,7 +442,7 @@ mod tests {
         let style = DocumentStyle::default();
         let mut page = PageBuilder::measuring(&style, 1);
         assert!(page.fits(100));
-        page.add(&[b'x'; 100], Namespaces::NONE);
+        page.add(1, &[b'x'; 100], Namespaces::NONE);
         assert!(!page.fits(1));
         let page = PageBuilder::measuring(&style, 50_000);
         assert!(!page.fits(MAX_FILE_BYTES));

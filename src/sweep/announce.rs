@@ -148,7 +148,7 @@ async fn submit_removed_urls(
 pub async fn left_view(
     group: &Arc<Group>,
     notifier: &Arc<Notifier>,
-    (before, files): (&Layout, &[usize]),
+    (before, files, patched): (&Layout, &[usize], &[IdRange]),
     listed_known: &Arc<AtomicBool>,
 ) {
     if group.source == BUILTIN_SOURCE || group.news.is_some() {
@@ -158,7 +158,8 @@ pub async fn left_view(
         return;
     };
     let after = group.snapshot();
-    let measured = super::relist::rewritten_ranges(before, &after.layout, files);
+    let mut measured = super::relist::rewritten_ranges(before, &after.layout, files);
+    measured.extend_from_slice(patched);
     if !listed_known.load(Ordering::Relaxed) {
         match group.store.any_listed(&group.key).await {
             Ok(true) => {}

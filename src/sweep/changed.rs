@@ -3,6 +3,7 @@
 //! measured; and which files only take the summary just read, when the source's stamps say
 //! their rows are the ones they were measured from (see [`super::quiet`]).
 
+use super::patch::{self, Patched};
 use super::quiet::Look;
 use super::Sweeper;
 use crate::site::{Layout, Readiness};
@@ -11,10 +12,15 @@ use crate::store::{IdRange, StoreError, SummaryPace, BUILTIN_SOURCE};
 /// What a sweep reads: the files a change may have touched, and those that only take the
 /// summary read now (see [`super::quiet::Quiet::adoptable`]).
 pub(super) struct Changed {
+    /// Files read whole.
     pub(super) files: Vec<usize>,
+    /// Files whose changed blocks were read again, that changed (see [`super::patch`]).
+    pub(super) patched: Vec<Patched>,
     pub(super) adopted: Vec<usize>,
     /// Every file's summary, read before any file was measured; `None` when not read.
     pub(super) summaries: Option<Vec<String>>,
+    /// Whether the database was asked which files changed (so none listed means none did).
+    checked: bool,
 }
 
 impl Changed {
@@ -22,14 +28,24 @@ impl Changed {
     pub(super) fn only(files: Vec<usize>) -> Self {
         Self {
             files,
+            patched: Vec::new(),
             adopted: Vec::new(),
             summaries: None,
+            checked: false,
         }
     }
 
     /// Whether the database said no file's rows changed: there is nothing to read or save.
     pub(super) fn is_nothing(&self) -> bool {
-        self.files.is_empty() && self.adopted.is_empty() && self.summaries.is_some()
+        self.files.is_empty() && self.patched.is_empty() && self.adopted.is_empty() && self.checked
+    }
+
+    /// The ids the patches read again.
+    pub(super) fn patched_ids(&self) -> Vec<IdRange> {
+        self.patched
+            .iter()
+            .flat_map(|p| p.read.iter().copied())
+            .collect()
     }
 
     /// Gives each measured or adopted file that kept its id range the summary taken before it
@@ -51,20 +67,59 @@ impl Changed {
 }
 
 impl Sweeper {
-    /// The files a change log's `keys` may have touched. The built-in table's keys are its
-    /// rows' ids: each file holding one is read. Behind a view they are the keys of the tables
-    /// its ids come from, and may name no row of it (a revision, a draft): each file holding
-    /// one is summarised first, and read only when its summary moved.
+    /// The files a change log's `keys` may have touched. A file measured by this process has
+    /// the blocks holding them read again ([`super::patch`]). Otherwise, the built-in table's
+    /// keys are its rows' ids: each file holding one is read. Behind a view they are the keys
+    /// of the tables its ids come from, and may name no row of it (a revision, a draft): each
+    /// file holding one is summarised first, and read only when its summary moved.
     pub(super) async fn keyed_files(
         &self,
         layout: &Layout,
         keys: &[IdRange],
     ) -> Result<Changed, StoreError> {
         let files = layout.overlapping_any(keys);
-        let exact = self.group.source == BUILTIN_SOURCE
-            || self.group.news.is_some()
-            || self.group.readiness() == Readiness::FirstSweep;
-        if exact || files.is_empty() {
+        if self.group.news.is_some() || self.group.readiness() == Readiness::FirstSweep {
+            return Ok(Changed::only(files));
+        }
+        let (patched, files) = self.patch_files(layout, files, keys).await?;
+        let mut changed = self.keyed_whole_files(layout, files).await?;
+        changed.checked |= changed.files.is_empty();
+        changed.patched = patched;
+        Ok(changed)
+    }
+
+    /// Patches each of `files` that can be; returns the patched files that changed, and those
+    /// to read whole.
+    async fn patch_files(
+        &self,
+        layout: &Layout,
+        files: Vec<usize>,
+        keys: &[IdRange],
+    ) -> Result<(Vec<Patched>, Vec<usize>), StoreError> {
+        let (mut patched, mut whole) = (Vec::new(), Vec::new());
+        for i in files {
+            let patch = patch::patch(&self.group, layout, i, keys).await?;
+            if let Some(p) = &patch {
+                self.metrics.blocks_read.inc_by(p.blocks as u64);
+            }
+            match patch {
+                Some(p)
+                    if p.scanned.parts[0].digest.fingerprint == layout.pages()[i].fingerprint => {}
+                Some(p) => patched.push(p),
+                None => whole.push(i),
+            }
+        }
+        tracing::debug!(group = %self.group.key, patched = patched.len(), whole = ?whole, "files a change log's keys name");
+        Ok((patched, whole))
+    }
+
+    /// Which of `files`, named by a change log's keys and not patched, are read whole.
+    async fn keyed_whole_files(
+        &self,
+        layout: &Layout,
+        files: Vec<usize>,
+    ) -> Result<Changed, StoreError> {
+        if self.group.source == BUILTIN_SOURCE || files.is_empty() {
             return Ok(Changed::only(files));
         }
         let ranges: Vec<IdRange> = files.iter().map(|&i| layout.range(i)).collect();
@@ -82,11 +137,13 @@ impl Sweeper {
             }
             summaries[i] = now;
         }
-        tracing::debug!(group = %self.group.key, summarised = ?files, read = ?moved, "files a change log's keys name");
+        tracing::debug!(group = %self.group.key, summarised = ?files, read = ?moved, "files summarised for a change log's keys");
         Ok(Changed {
             files: moved,
+            patched: Vec::new(),
             adopted: Vec::new(),
             summaries: Some(summaries),
+            checked: true,
         })
     }
 
@@ -141,8 +198,10 @@ impl Sweeper {
         }
         Ok(Changed {
             files,
+            patched: Vec::new(),
             adopted,
             summaries: Some(summaries),
+            checked: true,
         })
     }
 }

@@ -28,6 +28,8 @@ const FEED_READ_ROUNDS: usize = 4;
 pub struct Reread<'a> {
     pub before: &'a Layout,
     pub files: &'a [usize],
+    /// Ids read again by patches of files (see [`super::patch`]).
+    pub patched: &'a [IdRange],
     pub after: &'a Layout,
 }
 
@@ -106,6 +108,7 @@ async fn view_entries(
         let read: Vec<IdRange> = every_file
             .iter()
             .filter(|file| scanned.iter().any(|range| range.overlaps(file)))
+            .chain(reread.patched)
             .copied()
             .collect();
         let kept = known

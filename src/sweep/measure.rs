@@ -5,12 +5,14 @@
 //! completely), any other in balanced parts (room to grow in place). A file left empty
 //! disappears; its neighbour absorbs its range, which changes none of its bytes.
 
+use std::sync::Arc;
+
 use futures::TryStreamExt;
 
 use crate::site::{Group, Layout, Page};
 use crate::sitemap::{
-    DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SeenUrls, SkipCounts, SkipReason,
-    UrlKey, MAX_FILE_BYTES,
+    Block, DocumentStyle, Entry, Namespaces, PageBuilder, PageDigest, SeenUrls, SkipCounts,
+    SkipReason, UrlKey, MAX_FILE_BYTES,
 };
 use crate::store::{IdRange, StoreError};
 
@@ -18,8 +20,27 @@ use crate::store::{IdRange, StoreError};
 #[derive(Debug)]
 pub struct ScannedPage {
     pub index: usize,
-    pub parts: Vec<(i64, PageDigest)>,
+    pub parts: Vec<Part>,
     pub skipped: SkipCounts,
+}
+
+/// One file a scanned page became: its first id, what it is, and the blocks it is made of.
+#[derive(Debug)]
+pub struct Part {
+    pub first: i64,
+    pub digest: PageDigest,
+    pub blocks: Arc<[Block]>,
+}
+
+impl Part {
+    fn of(first: i64, page: PageBuilder) -> Self {
+        let (digest, blocks) = page.finish_blocks();
+        Self {
+            first,
+            digest,
+            blocks: blocks.into(),
+        }
+    }
 }
 
 /// How a group's pages are measured: the same rules and style the renderer uses.
@@ -120,12 +141,12 @@ impl<'a> Measure<'a> {
             while let Some(raw) = rows.try_next().await? {
                 if let Ok(entry) = self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
                     if seen.first_time(UrlKey::of(&entry.loc)) && page.fits(element.len()) {
-                        page.add(&element, entry.namespaces());
+                        page.add(raw.id, &element, entry.namespaces());
                     }
                 }
             }
             duplicates += seen.again;
-            parts.push((first, page.finish()));
+            parts.push(Part::of(first, page));
         }
         let mut skipped = skipped;
         skipped.set(SkipReason::Duplicate, duplicates);
@@ -202,7 +223,7 @@ struct Fill {
     /// URLs of the part being filled: a file lists each URL once.
     seen: SeenUrls,
     first: i64,
-    done: Vec<(i64, PageDigest)>,
+    done: Vec<Part>,
     /// URLs that came again within their part.
     duplicates: u64,
 }
@@ -225,7 +246,7 @@ impl PageScan {
         if let Some(whole) = &mut self.whole {
             if self.whole_seen.first_time(url) {
                 if whole.fits(element.len()) {
-                    whole.add(element, uses);
+                    whole.add(id, element, uses);
                 } else {
                     self.whole = None;
                 }
@@ -240,12 +261,12 @@ impl PageScan {
                 if !fill.part.fits(element.len()) {
                     let next = PageBuilder::measuring(&self.style, self.page_size);
                     let full = std::mem::replace(&mut fill.part, next);
-                    fill.done.push((fill.first, full.finish()));
+                    fill.done.push(Part::of(fill.first, full));
                     fill.first = id;
                     fill.seen = SeenUrls::default();
                     fill.seen.first_time(url);
                 }
-                fill.part.add(element, uses);
+                fill.part.add(id, element, uses);
             }
             None => self.rows.push((id, element.len() as u32)),
         }
@@ -256,11 +277,11 @@ impl PageScan {
             (Some(whole), _) => {
                 self.skipped
                     .set(SkipReason::Duplicate, self.whole_seen.again);
-                vec![(i64::MIN, whole.finish())]
+                vec![Part::of(i64::MIN, whole)]
             }
             (None, Some(mut fill)) => {
                 self.skipped.set(SkipReason::Duplicate, fill.duplicates);
-                fill.done.push((fill.first, fill.part.finish()));
+                fill.done.push(Part::of(fill.first, fill.part));
                 fill.done
             }
             (None, None) => {
@@ -326,7 +347,8 @@ pub fn apply_scan(
             pages.push(old.clone());
             continue;
         };
-        for (n, (first_id, digest)) in scan.parts.into_iter().enumerate() {
+        for (n, part) in scan.parts.into_iter().enumerate() {
+            let (first_id, digest) = (part.first, part.digest);
             let (no, first_id) = if n == 0 {
                 (old.no, old.first_id)
             } else {
@@ -350,6 +372,7 @@ pub fn apply_scan(
                     SkipCounts::due_at(scan.skipped.future_due())
                 },
                 summary: None,
+                blocks: Some(part.blocks),
             });
         }
     }
@@ -385,6 +408,14 @@ mod tests {
     use crate::site::test_layout as layout;
     use crate::sitemap::Fingerprint;
 
+    fn part(first: i64, digest: PageDigest) -> Part {
+        Part {
+            first,
+            digest,
+            blocks: Arc::default(),
+        }
+    }
+
     fn digest(urls: usize, fp: u128) -> PageDigest {
         PageDigest {
             urls,
@@ -415,7 +446,7 @@ mod tests {
         let l = layout(&[(1, 1), (2, 100)]);
         let scanned = vec![ScannedPage {
             index: 0,
-            parts: vec![(1, digest(5, 7)), (50, digest(5, 8))],
+            parts: vec![part(1, digest(5, 7)), part(50, digest(5, 8))],
             skipped: SkipCounts::default(),
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
@@ -434,7 +465,7 @@ mod tests {
         skipped.note_future_lastmod(5_000);
         let scanned = vec![ScannedPage {
             index: 0,
-            parts: vec![(1, digest(5, 7)), (50, digest(5, 8))],
+            parts: vec![part(1, digest(5, 7)), part(50, digest(5, 8))],
             skipped,
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
@@ -453,12 +484,12 @@ mod tests {
         let scanned = vec![
             ScannedPage {
                 index: 0,
-                parts: vec![(1, digest(1, 1))],
+                parts: vec![part(1, digest(1, 1))],
                 skipped: SkipCounts::default(),
             },
             ScannedPage {
                 index: 1,
-                parts: vec![(100, digest(0, 9))],
+                parts: vec![part(100, digest(0, 9))],
                 skipped: SkipCounts::default(),
             },
         ];
@@ -477,7 +508,11 @@ mod tests {
         let l = layout(&[(2, 100), (3, 200)]);
         let scanned = vec![ScannedPage {
             index: 0,
-            parts: vec![(100, digest(2, 7)), (5, digest(2, 8)), (150, digest(1, 9))],
+            parts: vec![
+                part(100, digest(2, 7)),
+                part(5, digest(2, 8)),
+                part(150, digest(1, 9)),
+            ],
             skipped: SkipCounts::default(),
         }];
         let next = apply_scan(&l, scanned, &DocumentStyle::default(), 99);
@@ -494,7 +529,7 @@ mod tests {
         let scanned = (0..2)
             .map(|index| ScannedPage {
                 index,
-                parts: vec![(1, digest(0, 9))],
+                parts: vec![part(1, digest(0, 9))],
                 skipped: SkipCounts::default(),
             })
             .collect();

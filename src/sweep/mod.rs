@@ -19,6 +19,7 @@ mod feeds;
 pub mod lease;
 mod llms;
 mod measure;
+mod patch;
 mod quiet;
 mod relist;
 mod roles;
@@ -253,30 +254,35 @@ impl Sweeper {
         };
         for _attempt in 0..SWEEP_TRIES {
             let current = self.group.snapshot();
-            let changed = match &change {
+            let mut changed = match &change {
                 Change::Ids(range) => Changed::only(current.layout.overlapping(*range)),
                 Change::Keys(keys) => self.keyed_files(&current.layout, keys).await?,
                 Change::Everything => self.changed_files(&current.layout, look.as_ref()).await?,
             };
+            let nothing_changed = changed.is_nothing();
+            let patched_ids = changed.patched_ids();
+            let patched = std::mem::take(&mut changed.patched);
             let files = &changed.files;
             let feeds_known = current.feeds.is_some() || self.group.feed_size == 0;
             // Read each sweep: a title can change in a view without any file changing.
             let llms = llms::read(&self.group).await?;
             let llms_same = llms::unchanged(llms.as_ref(), current.llms.as_ref());
-            if changed.is_nothing() && feeds_known && llms_same {
+            if nothing_changed && feeds_known && llms_same {
                 // The database says no file's rows changed: nothing to read or save.
                 completed(self);
                 return Ok(());
             }
             self.metrics.files_measured.inc_by(files.len() as u64);
-            let scanned = Measure::of(&self.group, news_at)
+            let mut scanned = Measure::of(&self.group, news_at)
                 .scan(&current.layout, files)
                 .await?;
+            scanned.extend(patched.into_iter().map(|p| p.scanned));
             let now = Utc::now().timestamp();
             let mut measured = apply_scan(&current.layout, scanned, &self.group.style, now);
             let reread = feeds::Reread {
                 before: &current.layout,
                 files,
+                patched: &patched_ids,
                 after: &measured,
             };
             let feeds = feeds::read(&self.group, current.feeds.as_ref(), reread).await?;
@@ -340,7 +346,7 @@ impl Sweeper {
                     announce::left_view(
                         &self.group,
                         &self.notifier,
-                        (&current.layout, files),
+                        (&current.layout, files, &patched_ids),
                         &self.listed_known,
                     )
                     .await;

@@ -84,7 +84,7 @@ const FAILED_TTL: Duration = Duration::from_secs(5 * 60);
 const IN_FLIGHT: usize = 16;
 /// Lookups started per second at most.
 const PER_SECOND: u32 = 50;
-/// Claims waiting for their verdict at once, at most ([`Verifier::later`]), each a few hundred
+/// Claims waiting for their verdict at once, at most ([`Verifier::decide`]), each a few hundred
 /// bytes: the request path's and the crawl log's together.
 pub const PENDING_VERDICTS: usize = 4096;
 
@@ -128,7 +128,7 @@ pub struct Verifier {
     /// Per crawler, the index of its suffix set (`None`: no DNS method).
     dns_group: Vec<Option<u16>>,
     fetcher: Option<tokio::task::JoinHandle<()>>,
-    /// Permits for the claims waiting in [`Verifier::later`].
+    /// Permits for the claims waiting in [`Verifier::decide`].
     waiting: Arc<Semaphore>,
     /// The registry's signers, their key directories and the replays seen.
     signatures: Arc<Signatures>,
@@ -296,29 +296,6 @@ impl Verifier {
             Some(outcome) => combine(outcome, ranges),
             None => Verdict::UNVERIFIED,
         }
-    }
-
-    /// Calls `then` with the verdict for `addr` claiming `crawler` once [`Verifier::verdict`]
-    /// gives it, in a task of its own, so the caller never waits: for a claim
-    /// [`Verifier::cached`] could not answer. At most [`PENDING_VERDICTS`] claims wait at once;
-    /// beyond that `then` gets `Unverified` at once and this answers `false`, for the caller to
-    /// count.
-    pub fn later(
-        self: &Arc<Self>,
-        crawler: CrawlerId,
-        addr: IpAddr,
-        then: impl FnOnce(Trust) + Send + 'static,
-    ) -> bool {
-        let Ok(permit) = self.waiting.clone().try_acquire_owned() else {
-            then(Trust::Unverified);
-            return false;
-        };
-        let verifier = self.clone();
-        tokio::spawn(async move {
-            then(verifier.verdict(crawler, addr).await);
-            drop(permit);
-        });
-        true
     }
 
     /// The published range lists and when each was fetched.

@@ -1,7 +1,7 @@
 //! A MariaDB view watched by row triggers: `migrate` (and `serve` at start) finds the tables
 //! behind the view and puts triggers on them that log the touched keys under the view's name.
-//! A key the view's ids come from costs the file holding it (its summary, then its read if it
-//! moved); a write to another table (a settings table) shows within the refresh period; a
+//! A key the view's ids come from costs the block of ids holding it in its file (read again,
+//! the file's fingerprint made from its blocks); a write to another table (a settings table) shows within the refresh period; a
 //! trigger never fails the CMS's own statement; `check` says when a table lost its triggers, and
 //! `migrate --unwatch` removes them.
 
@@ -60,12 +60,17 @@ async fn our_triggers(db: &TestDb) -> i64 {
     .await
 }
 
-/// Files read, summaries taken, so far.
+/// Files read whole, summaries taken, so far.
 async fn reads(app: &TestApp) -> (f64, f64) {
     (
         app.metric("sitemapd_files_measured_total").await,
         app.metric("sitemapd_summary_checks_total").await,
     )
+}
+
+/// Blocks of ids read again to patch files, so far.
+async fn blocks_read(app: &TestApp) -> f64 {
+    app.metric("sitemapd_blocks_read_total").await
 }
 
 async fn etag(app: &TestApp, path: &str) -> String {
@@ -119,50 +124,58 @@ async fn migrate_watches_the_tables_behind_a_mariadb_view_and_says_which_log_key
 }
 
 #[tokio::test]
-async fn an_edit_behind_a_watched_mariadb_view_reads_its_own_file_only() {
+async fn an_edit_behind_a_watched_mariadb_view_reads_its_own_block_only() {
     let db = cms_with_settings().await;
+    // Ids 300 apart: each file of 10 spans several blocks of 1,024 ids.
+    db.exec("UPDATE cms_pages SET page_id = page_id * 300 ORDER BY page_id DESC")
+        .await;
     // Refreshes an hour apart: only the triggers can show the edit.
     let app = settled_app(&db, "3600").await;
     let (untouched, before) = (
         etag(&app, "/sitemap-3.xml.gz").await,
         etag(&app, "/sitemap-2.xml.gz").await,
     );
-    let (measured, _) = reads(&app).await;
-    db.exec("UPDATE cms_pages SET path = '/page/15-renamed' WHERE page_id = 15")
+    let (read, blocks) = (reads(&app).await, blocks_read(&app).await);
+    db.exec("UPDATE cms_pages SET path = '/page/15-renamed' WHERE page_id = 4500")
         .await;
-    let after = eventually(
+    eventually(
         "a new ETag for the file holding page 15",
         || etag(&app, "/sitemap-2.xml.gz"),
         |now| *now != before,
     )
     .await;
-    assert_ne!(after, before);
     assert_eq!(etag(&app, "/sitemap-3.xml.gz").await, untouched);
-    let body = app.get("/sitemap-2.txt").await.text().await.unwrap();
-    assert!(body.contains("/site/page/15-renamed\n"), "{body}");
-    let (now, _) = reads(&app).await;
-    assert_eq!(now, measured + 1.0, "one file read for one edit");
+    assert_eq!(reads(&app).await, read, "no file read whole, no summary");
+    assert_eq!(blocks_read(&app).await, blocks + 1.0, "one block read");
+    // The whole file rendered makes the bytes the patch fingerprinted: a render that found
+    // others would be held back and have the file read whole.
+    let measured = etag(&app, "/sitemap-2.xml").await;
+    let resp = app.get("/sitemap-2.xml").await;
+    assert_eq!(header(&resp, "etag"), measured);
+    let body = resp.text().await.unwrap();
+    assert!(body.contains("/site/page/15-renamed</loc>"), "{body}");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(reads(&app).await, read, "the render agreed with the patch");
 }
 
 #[tokio::test]
-async fn a_key_no_row_of_the_view_holds_costs_a_summary_and_no_read() {
+async fn a_key_no_row_of_the_view_holds_costs_a_block_and_no_file_read() {
     let db = cms_with_settings().await;
     let app = settled_app(&db, "3600").await;
-    let (measured, summaries) = reads(&app).await;
+    let (read, blocks) = (reads(&app).await, blocks_read(&app).await);
     // A draft (not published): the view has no row for it.
     db.exec("INSERT INTO cms_pages (page_id, path, published) VALUES (31, '/draft', 0)")
         .await;
-    let (_, now) = eventually(
-        "the draft's file summarised",
-        || reads(&app),
-        |(_, now)| *now > summaries,
+    eventually(
+        "the draft's block read",
+        || blocks_read(&app),
+        |now| *now > blocks,
     )
     .await;
-    assert!(now > summaries);
-    let (read, _) = reads(&app).await;
     assert_eq!(
-        read, measured,
-        "no file read for a row the view does not hold"
+        reads(&app).await,
+        read,
+        "no file read and no summary for a row the view does not hold"
     );
     assert!(!app.all_locs().await.iter().any(|l| l.contains("/draft")));
 }
