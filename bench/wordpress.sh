@@ -102,6 +102,10 @@ say "seeding $POSTS published posts by SQL"
 started=$(now)
 echo "UPDATE wp_options SET option_value = 'posts' WHERE option_name = 'show_on_front'" | sql "$WDB" ||
   abort "set show_on_front"
+# Posts dated from 2021 over about five years (157 s apart at 1M posts): every date is in the
+# past, as a site's published posts are (a future lastmod is left out of the file).
+STEP=$((157000000 / POSTS))
+[ "$STEP" -ge 1 ] || STEP=1
 # In batches of a million posts: one statement for ten million would hold an undo log of them all.
 for ((from = 0; from < POSTS; from += 1000000)); do
   batch=$((POSTS - from < 1000000 ? POSTS - from : 1000000))
@@ -109,12 +113,12 @@ for ((from = 0; from < POSTS; from += 1000000)); do
 INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
   post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
   post_parent, guid, post_type)
-SELECT 1, TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157) SECOND,
-  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157) SECOND,
+SELECT 1, TIMESTAMP('2021-01-01') + INTERVAL (s.seq * $STEP) SECOND,
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * $STEP) SECOND,
   CONCAT('<p>Post ', s.seq, '. ', REPEAT('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 10), '</p>'),
   CONCAT('Post number ', s.seq), '', 'publish', CONCAT('post-number-', s.seq), '', '',
-  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
-  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * 157 + 3600) SECOND,
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * $STEP + 3600) SECOND,
+  TIMESTAMP('2021-01-01') + INTERVAL (s.seq * $STEP + 3600) SECOND,
   '', 0, CONCAT('$SITE/?p=', s.seq), 'post'
 FROM (SELECT seq + $from AS seq FROM seq_1_to_$batch) s;
 EOF
@@ -224,19 +228,22 @@ done
 
 # The edit stream: EDITS published posts, spread over the site, one edit a second, each as an
 # editor's save writes it (the post's dates, then a revision row, which the view does not list).
+# The post edited is the first at or after an id spread over the site: ids have gaps (each
+# seeding batch leaves the auto-increment values it reserved and did not use).
 edit_post() { # edit_post N: the Nth edit of the stream
-  local id=$((N_FIRST + ($1 * 104047) % POSTS))
+  local from=$((N_FIRST + ($1 * 104047) % (N_LAST - N_FIRST)))
   sql "$WDB" <<SQL
+SET @id = (SELECT MIN(ID) FROM wp_posts WHERE ID >= $from AND post_type = 'post');
 UPDATE wp_posts SET post_modified_gmt = UTC_TIMESTAMP() - INTERVAL 1 HOUR + INTERVAL $1 SECOND,
-  post_modified = NOW() - INTERVAL 1 HOUR WHERE ID = $id AND post_type = 'post';
+  post_modified = NOW() - INTERVAL 1 HOUR WHERE ID = @id;
 INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
   post_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered,
   post_parent, guid, post_type)
-VALUES (1, NOW(), UTC_TIMESTAMP(), '', 'revision', '', 'inherit', '$id-revision-v1', '', '',
-  NOW(), UTC_TIMESTAMP(), '', $id, '', 'revision');
+VALUES (1, NOW(), UTC_TIMESTAMP(), '', 'revision', '', 'inherit', CONCAT(@id, '-revision-v1'), '', '',
+  NOW(), UTC_TIMESTAMP(), '', @id, '', 'revision');
 SQL
 }
-N_FIRST=$(echo "SELECT MIN(ID) FROM wp_posts WHERE post_type = 'post'" | sql "$WDB")
+read -r N_FIRST N_LAST < <(echo "SELECT MIN(ID), MAX(ID) FROM wp_posts WHERE post_type = 'post'" | sql "$WDB")
 # shown_after N: edit N alone, then seconds until some file's ETag moves ("never" after 30 s).
 shown_after() {
   local before t

@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sitemapd::config::BaseUrl;
-use sitemapd::sitemap::{DocumentStyle, EntryRules, Namespaces, PageBuilder, RawEntry};
+use sitemapd::sitemap::{DocumentStyle, EntryRules, Namespaces, PageBuilder, RawEntry, UrlKey};
 
 fn rows(n: i64) -> Vec<RawEntry> {
     (0..n)
@@ -40,7 +40,7 @@ fn page(c: &mut Criterion) {
                 let mut builder = PageBuilder::measuring(&style, 50_000);
                 for raw in input {
                     if let Ok(entry) = rules.write(raw, &mut element, Namespaces::ALL) {
-                        builder.add(raw.id, &element, entry.namespaces());
+                        builder.add(raw.id, UrlKey::of(&entry.loc), &element, entry.namespaces());
                     }
                 }
                 builder.finish()

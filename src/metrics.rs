@@ -43,7 +43,7 @@ pub struct ReasonLabels {
 pub struct SweepMetrics {
     /// Sweeps that failed and are owed.
     pub failures: Counter,
-    /// Files read from the database and measured.
+    /// Files measured again: read whole from the database, or patched by blocks.
     pub files_measured: Counter,
     /// Blocks of ids read again to patch a file a logged change touched.
     pub blocks_read: Counter,
@@ -161,7 +161,7 @@ impl Metrics {
         );
         registry.register(
             "files_measured",
-            "Sitemap files whose rows sweeps read from the database",
+            "Sitemap files sweeps measured again from the database: read whole, or their changed blocks read (see blocks_read)",
             m.sweep.files_measured.clone(),
         );
         registry.register(

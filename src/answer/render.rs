@@ -171,14 +171,16 @@ impl<'a> PageEntries<'a> {
             else {
                 continue;
             };
-            if !self.seen.first_time(UrlKey::of(&entry.loc)) {
+            let url = UrlKey::of(&entry.loc);
+            if !self.seen.first_time(url) {
                 continue;
             }
             if !self.builder.fits(self.element.len()) {
                 self.overflowed = true;
                 break;
             }
-            self.builder.add(raw.id, &self.element, entry.namespaces());
+            self.builder
+                .add(raw.id, url, &self.element, entry.namespaces());
             if let Some(lastmod) = &entry.lastmod {
                 let at = lastmod.at().timestamp();
                 self.newest_lastmod = Some(self.newest_lastmod.map_or(at, |n| n.max(at)));

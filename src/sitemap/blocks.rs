@@ -5,7 +5,7 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{DocumentStyle, Fingerprint, Namespaces, PageDigest, RENDER_VERSION};
+use super::{DocumentStyle, Fingerprint, Namespaces, PageDigest, UrlKey, RENDER_VERSION};
 
 /// Ids one block spans: blocks start at multiples of it.
 pub const BLOCK_IDS: i64 = 1024;
@@ -20,6 +20,9 @@ pub struct Block {
     /// Extension namespaces its entries use.
     pub used: Namespaces,
     pub hash: u128,
+    /// The block's URLs, as a set: the wrapping sum of their keys. A block read again with the
+    /// same set cannot have made a URL equal to one in another block of its file.
+    pub urls_sum: u64,
 }
 
 impl Block {
@@ -51,8 +54,8 @@ impl BlockHasher {
         }
     }
 
-    /// Adds the element of row `id`; ids come in ascending order.
-    pub(super) fn add(&mut self, id: i64, element: &[u8], uses: Namespaces) {
+    /// Adds the element of row `id`, whose URL is `url`; ids come in ascending order.
+    pub(super) fn add(&mut self, id: i64, url: UrlKey, element: &[u8], uses: Namespaces) {
         let key = Block::key_of(id);
         if self.open.as_ref().is_some_and(|(b, _)| b.key != key) {
             self.close();
@@ -64,12 +67,14 @@ impl BlockHasher {
                 bytes: 0,
                 used: Namespaces::NONE,
                 hash: 0,
+                urls_sum: 0,
             };
             (block, Xxh3::with_seed(RENDER_VERSION))
         });
         block.urls += 1;
         block.bytes += element.len() as u64;
         block.used = block.used.union(uses);
+        block.urls_sum = block.urls_sum.wrapping_add(url.hash());
         hash.update(element);
     }
 
@@ -120,7 +125,7 @@ mod tests {
     fn blocks_of(rows: &[(i64, &[u8])]) -> Vec<Block> {
         let mut hasher = BlockHasher::new();
         for (id, element) in rows {
-            hasher.add(*id, element, Namespaces::NONE);
+            hasher.add(*id, UrlKey::of_text(element), element, Namespaces::NONE);
         }
         hasher.finish()
     }

@@ -324,12 +324,12 @@ impl PageBuilder {
         self.urls < self.max_urls && self.frame_bytes + self.body_bytes + len <= self.max_bytes
     }
 
-    /// Adds the `<url>` element of row `id` (rows come in id order), which uses the extension
-    /// namespaces `uses`.
-    pub fn add(&mut self, id: i64, url_element: &[u8], uses: Namespaces) {
+    /// Adds the `<url>` element of row `id` (rows come in id order), for the URL `url`, which
+    /// uses the extension namespaces `uses`.
+    pub fn add(&mut self, id: i64, url: UrlKey, url_element: &[u8], uses: Namespaces) {
         self.urls += 1;
         self.body_bytes += url_element.len();
-        self.blocks.add(id, url_element, uses);
+        self.blocks.add(id, url, url_element, uses);
     }
 
     pub fn urls(&self) -> usize {
@@ -390,7 +390,7 @@ mod tests {
         doc.extend_from_slice(style.urlset_close());
         // How a file's fingerprint is made from its rows (in blocks of ids) is part of it.
         let mut page = PageBuilder::measuring(&style, 10);
-        page.add(entry.id, &element, Namespaces::NONE);
+        page.add(entry.id, UrlKey::of_text(b"u"), &element, Namespaces::NONE);
         assert_eq!(
             (
                 RENDER_VERSION,
@@ -412,7 +412,7 @@ mod tests {
         let style = DocumentStyle::default();
         let element = b"<url><loc>https://e.com/</loc></url>\n";
         let mut page = PageBuilder::measuring(&style, 10);
-        page.add(1, element, Namespaces::NONE);
+        page.add(1, UrlKey::of_text(b"u"), element, Namespaces::NONE);
         let digest = page.finish();
         let mut doc = style.urlset_open(Namespaces::NONE);
         doc.extend_from_slice(element);
@@ -427,13 +427,13 @@ mod tests {
         let element = b"<url><loc>https://e.com/</loc><image:image><image:loc>https://c.com/a.jpg</image:loc></image:image></url>\n";
         let uses = Namespaces::IMAGE;
         let mut measured = PageBuilder::measuring(&style, 10);
-        measured.add(1, element, uses);
+        measured.add(1, UrlKey::of_text(b"u"), element, uses);
         let measured = measured.finish();
         let mut rendered = PageBuilder::declared(&style, 10, measured.namespaces);
-        rendered.add(1, element, uses);
+        rendered.add(1, UrlKey::of_text(b"u"), element, uses);
         assert_eq!(rendered.finish(), measured);
         let mut stale = PageBuilder::declared(&style, 10, Namespaces::NONE);
-        stale.add(1, element, uses);
+        stale.add(1, UrlKey::of_text(b"u"), element, uses);
         assert_ne!(stale.finish().fingerprint, measured.fingerprint);
     }
 
@@ -442,7 +442,7 @@ mod tests {
         let style = DocumentStyle::default();
         let mut page = PageBuilder::measuring(&style, 1);
         assert!(page.fits(100));
-        page.add(1, &[b'x'; 100], Namespaces::NONE);
+        page.add(1, UrlKey::of_text(b"u"), &[b'x'; 100], Namespaces::NONE);
         assert!(!page.fits(1));
         let page = PageBuilder::measuring(&style, 50_000);
         assert!(!page.fits(MAX_FILE_BYTES));

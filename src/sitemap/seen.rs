@@ -15,6 +15,16 @@ impl UrlKey {
     pub fn of(loc: &Loc) -> Self {
         Self(xxhash_rust::xxh3::xxh3_64(loc.as_str().as_bytes()))
     }
+
+    pub fn hash(self) -> u64 {
+        self.0
+    }
+
+    /// The key of a URL given as text (tests).
+    #[cfg(test)]
+    pub fn of_text(url: &[u8]) -> Self {
+        Self(xxhash_rust::xxh3::xxh3_64(url))
+    }
 }
 
 /// The URLs of one file so far, and how many came again.

@@ -140,8 +140,9 @@ impl<'a> Measure<'a> {
             let mut element = Vec::with_capacity(512);
             while let Some(raw) = rows.try_next().await? {
                 if let Ok(entry) = self.group.rules.write(&raw, &mut element, Namespaces::ALL) {
-                    if seen.first_time(UrlKey::of(&entry.loc)) && page.fits(element.len()) {
-                        page.add(raw.id, &element, entry.namespaces());
+                    let url = UrlKey::of(&entry.loc);
+                    if seen.first_time(url) && page.fits(element.len()) {
+                        page.add(raw.id, url, &element, entry.namespaces());
                     }
                 }
             }
@@ -246,7 +247,7 @@ impl PageScan {
         if let Some(whole) = &mut self.whole {
             if self.whole_seen.first_time(url) {
                 if whole.fits(element.len()) {
-                    whole.add(id, element, uses);
+                    whole.add(id, url, element, uses);
                 } else {
                     self.whole = None;
                 }
@@ -266,7 +267,7 @@ impl PageScan {
                     fill.seen = SeenUrls::default();
                     fill.seen.first_time(url);
                 }
-                fill.part.add(id, element, uses);
+                fill.part.add(id, url, element, uses);
             }
             None => self.rows.push((id, element.len() as u32)),
         }

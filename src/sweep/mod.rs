@@ -272,7 +272,9 @@ impl Sweeper {
                 completed(self);
                 return Ok(());
             }
-            self.metrics.files_measured.inc_by(files.len() as u64);
+            self.metrics
+                .files_measured
+                .inc_by((files.len() + patched.len()) as u64);
             let mut scanned = Measure::of(&self.group, news_at)
                 .scan(&current.layout, files)
                 .await?;

@@ -5,10 +5,9 @@
 //!
 //! A file is patched only where that gives exactly what a read of the whole file would: its
 //! blocks are known (it was measured by this process), it had no row left out, the blocks read
-//! leave none out, no URL comes twice among them, and it stays within the file's limits. Any
-//! other file is read whole. A URL made equal to one in another block of the file is the one
-//! case a patch cannot see; the first render of the file then finds other bytes than measured
-//! and has the sweep read it whole ([`super::Sweeper`]'s catch-up), as for any missed change.
+//! leave none out and list the same URLs as before (an edit: a new lastmod, an image; not a
+//! URL added, renamed or removed, which could equal one in another block), and the file stays
+//! within its limits. Any other file is read whole.
 
 use std::collections::BTreeSet;
 
@@ -62,6 +61,9 @@ pub async fn patch(
         let Some(blocks) = read_blocks(group, ids).await? else {
             return Ok(None);
         };
+        if !same_urls(old, &blocks, (first, last)) {
+            return Ok(None);
+        }
         fresh.extend(blocks);
         read.push(ids);
     }
@@ -110,6 +112,20 @@ fn touched_blocks(range: IdRange, keys: &[IdRange]) -> Option<BTreeSet<i64>> {
     Some(touched)
 }
 
+/// Whether blocks `first..=last` read again list the URLs they listed before (their lastmods
+/// and other tags may differ): only then can no URL of theirs equal one of another block of the
+/// file, so a URL added, renamed or removed has the file read whole.
+fn same_urls(old: &[Block], fresh: &[Block], (first, last): (i64, i64)) -> bool {
+    let sums = |blocks: &[Block]| -> Vec<(i64, u64)> {
+        blocks
+            .iter()
+            .filter(|b| (first..=last).contains(&b.key))
+            .map(|b| (b.key, b.urls_sum))
+            .collect()
+    };
+    sums(old) == sums(fresh)
+}
+
 /// Neighbouring block keys as `(first, last)` runs, each read with one statement.
 fn runs(keys: &BTreeSet<i64>) -> Vec<(i64, i64)> {
     let mut runs: Vec<(i64, i64)> = Vec::new();
@@ -133,13 +149,14 @@ async fn read_blocks(group: &Group, ids: IdRange) -> Result<Option<Vec<Block>>, 
         let Ok(entry) = group.rules.write(&raw, &mut element, Namespaces::ALL) else {
             return Ok(None);
         };
+        let url = UrlKey::of(&entry.loc);
         if entry.dropped.total() > 0
             || entry.dropped.future_due().is_some()
-            || !seen.first_time(UrlKey::of(&entry.loc))
+            || !seen.first_time(url)
         {
             return Ok(None);
         }
-        page.add(raw.id, &element, entry.namespaces());
+        page.add(raw.id, url, &element, entry.namespaces());
     }
     Ok(Some(page.finish_blocks().1))
 }

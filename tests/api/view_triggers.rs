@@ -60,7 +60,7 @@ async fn our_triggers(db: &TestDb) -> i64 {
     .await
 }
 
-/// Files read whole, summaries taken, so far.
+/// Files measured (read whole or patched), summaries taken, so far.
 async fn reads(app: &TestApp) -> (f64, f64) {
     (
         app.metric("sitemapd_files_measured_total").await,
@@ -126,17 +126,25 @@ async fn migrate_watches_the_tables_behind_a_mariadb_view_and_says_which_log_key
 #[tokio::test]
 async fn an_edit_behind_a_watched_mariadb_view_reads_its_own_block_only() {
     let db = cms_with_settings().await;
-    // Ids 300 apart: each file of 10 spans several blocks of 1,024 ids.
-    db.exec("UPDATE cms_pages SET page_id = page_id * 300 ORDER BY page_id DESC")
-        .await;
+    // Ids 300 apart: each file of 10 spans several blocks of 1,024 ids; pages dated.
+    db.exec(
+        "UPDATE cms_pages SET page_id = page_id * 300 ORDER BY page_id DESC;
+         ALTER TABLE cms_pages ADD COLUMN modified datetime NOT NULL DEFAULT '2024-01-01';
+         CREATE OR REPLACE VIEW cms_sitemap AS SELECT p.page_id AS id,
+           CONCAT(s.value, p.path) AS loc, p.modified AS lastmod, NULL AS changefreq,
+           NULL AS priority
+         FROM cms_pages p JOIN cms_settings s ON s.name = 'prefix' WHERE p.published = 1;",
+    )
+    .await;
     // Refreshes an hour apart: only the triggers can show the edit.
     let app = settled_app(&db, "3600").await;
     let (untouched, before) = (
         etag(&app, "/sitemap-3.xml.gz").await,
         etag(&app, "/sitemap-2.xml.gz").await,
     );
-    let (read, blocks) = (reads(&app).await, blocks_read(&app).await);
-    db.exec("UPDATE cms_pages SET path = '/page/15-renamed' WHERE page_id = 4500")
+    let ((measured, summaries), blocks) = (reads(&app).await, blocks_read(&app).await);
+    // An editor's save: a new date, the same URL.
+    db.exec("UPDATE cms_pages SET modified = '2024-05-06 07:08:09' WHERE page_id = 4500")
         .await;
     eventually(
         "a new ETag for the file holding page 15",
@@ -145,17 +153,47 @@ async fn an_edit_behind_a_watched_mariadb_view_reads_its_own_block_only() {
     )
     .await;
     assert_eq!(etag(&app, "/sitemap-3.xml.gz").await, untouched);
-    assert_eq!(reads(&app).await, read, "no file read whole, no summary");
-    assert_eq!(blocks_read(&app).await, blocks + 1.0, "one block read");
+    assert_eq!(
+        reads(&app).await,
+        (measured + 1.0, summaries),
+        "one file measured, no summary"
+    );
+    assert_eq!(
+        blocks_read(&app).await,
+        blocks + 1.0,
+        "one block of it read"
+    );
     // The whole file rendered makes the bytes the patch fingerprinted: a render that found
     // others would be held back and have the file read whole.
-    let measured = etag(&app, "/sitemap-2.xml").await;
+    let patched = etag(&app, "/sitemap-2.xml").await;
     let resp = app.get("/sitemap-2.xml").await;
-    assert_eq!(header(&resp, "etag"), measured);
+    assert_eq!(header(&resp, "etag"), patched);
     let body = resp.text().await.unwrap();
-    assert!(body.contains("/site/page/15-renamed</loc>"), "{body}");
+    assert!(body.contains("<lastmod>2024-05-06T07:08:09"), "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    assert_eq!(reads(&app).await, read, "the render agreed with the patch");
+    assert_eq!(
+        reads(&app).await,
+        (measured + 1.0, summaries),
+        "the render agreed with the patch: the file was not read whole"
+    );
+    // A renamed page may now equal a URL of another block: its file is read whole.
+    let blocks = blocks_read(&app).await;
+    let before = etag(&app, "/sitemap-2.xml.gz").await;
+    db.exec("UPDATE cms_pages SET path = '/page/18' WHERE page_id = 4500")
+        .await;
+    eventually(
+        "a new ETag for the file holding the renamed page",
+        || etag(&app, "/sitemap-2.xml.gz"),
+        |now| *now != before,
+    )
+    .await;
+    assert_eq!(blocks_read(&app).await, blocks, "no patch");
+    let text = app.get("/sitemap-2.txt").await.text().await.unwrap();
+    assert_eq!(
+        text.matches("/site/page/18\n").count(),
+        1,
+        "the URL two rows now give, listed once: {text}"
+    );
 }
 
 #[tokio::test]
