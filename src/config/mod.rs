@@ -122,8 +122,6 @@ pub struct Config {
     pub routed_by_host: bool,
     /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
     pub stylesheet: bool,
-    /// `CRAWLERS_FILE`: a crawler registry that extends or overrides the built-in one.
-    pub crawlers_file: Option<PathBuf>,
     /// The crawler registry: the built-in one, extended by `CRAWLERS_FILE`; parsed here once,
     /// and shared by everything that names crawlers.
     pub crawlers: Arc<Registry>,
@@ -166,14 +164,13 @@ impl Vars {
             .filter(|v| !v.is_empty())
     }
 
-    /// `CRAWLERS_FILE` when it names a file that does not exist yet: taken out of the variables
-    /// (the built-in registry is read) and returned, for `crawlers update` to create it.
-    pub fn take_missing_crawlers_file(&mut self) -> Option<PathBuf> {
+    /// `CRAWLERS_FILE`, the file `crawlers update` writes unless told another; one that does not
+    /// exist yet is taken out of the variables (the built-in registry is read instead).
+    pub fn crawlers_file_to_update(&mut self) -> Option<PathBuf> {
         let path = PathBuf::from(self.get(crawlers::CRAWLERS_FILE)?);
-        if path.exists() {
-            return None;
+        if !path.exists() {
+            self.0.remove(crawlers::CRAWLERS_FILE);
         }
-        self.0.remove(crawlers::CRAWLERS_FILE);
         Some(path)
     }
 }
@@ -220,7 +217,6 @@ impl Config {
         let public_robots_check = settings::ROBOTS_PUBLIC_CHECK.read(vars)?;
         let admin_token = AdminToken::from_vars(vars)?;
         Ok(Self {
-            crawlers_file: vars.get(crawlers::CRAWLERS_FILE).map(PathBuf::from),
             crawlers,
             verify,
             trusted_proxies,

@@ -348,15 +348,24 @@ fn a_crawlers_file_yet_to_be_made_is_left_to_crawlers_update() {
         ("SITEMAP_BASE_URL", "https://e.com"),
         ("CRAWLERS_FILE", path),
     ]);
-    assert_eq!(vars.take_missing_crawlers_file(), Some(missing.clone()));
-    let cfg = Config::from_vars(&vars, &Defaults::default()).unwrap();
-    assert_eq!(cfg.crawlers_file, None);
+    assert_eq!(vars.crawlers_file_to_update(), Some(missing.clone()));
+    assert_eq!(
+        vars.get("CRAWLERS_FILE"),
+        None,
+        "the built-in registry is read"
+    );
+    Config::from_vars(&vars, &Defaults::default()).unwrap();
     std::fs::write(&missing, "").unwrap();
     let mut vars = Vars::from_pairs([
         ("SITEMAP_BASE_URL", "https://e.com"),
         ("CRAWLERS_FILE", path),
     ]);
-    assert_eq!(vars.take_missing_crawlers_file(), None);
+    assert_eq!(vars.crawlers_file_to_update(), Some(missing.clone()));
+    assert_eq!(
+        vars.get("CRAWLERS_FILE"),
+        Some(path),
+        "the registry reads it"
+    );
 }
 
 #[test]
