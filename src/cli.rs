@@ -150,7 +150,7 @@ pub fn run() -> i32 {
         } => Command::Crawlers {
             command: CrawlersCommand::Update {
                 from,
-                out: vars.take_missing_crawlers_file(),
+                out: vars.crawlers_file_to_update(),
             },
         },
         command => command,

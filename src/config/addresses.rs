@@ -4,10 +4,10 @@
 //! (`TRUSTED_PROXIES` uses it too).
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
 
 use ipnet::IpNet;
 
+use super::settings::{ACCESS_LOG_ADDR, ACCESS_LOG_MAX_SKEW_SECS, ADMIN_BIND_ADDR};
 use super::{ConfigError, Vars};
 use crate::crawllog::Listen;
 
@@ -28,21 +28,11 @@ pub(super) fn access_log(vars: &Vars) -> Result<Option<Listen>, ConfigError> {
             "at least one address or CIDR, like 127.0.0.1,::1 or 10.0.0.0/8",
         ));
     }
-    let max_skew = super::parse_with(
-        vars,
-        "ACCESS_LOG_MAX_SKEW_SECS",
-        "300",
-        "an integer number of seconds from 1 to 2592000 (30 days)",
-        |v| {
-            v.parse::<u64>()
-                .ok()
-                .filter(|n| (1..=2_592_000).contains(n))
-        },
-    )?;
-    Ok(access_log_addr(vars)?.map(|addr| Listen {
+    let max_skew = ACCESS_LOG_MAX_SKEW_SECS.read(vars)?;
+    Ok(ACCESS_LOG_ADDR.read_optional(vars)?.map(|addr| Listen {
         addr,
         senders,
-        max_skew: Duration::from_secs(max_skew),
+        max_skew,
     }))
 }
 
@@ -69,18 +59,6 @@ pub(super) fn networks(
         .collect()
 }
 
-/// `ACCESS_LOG_ADDR`: a UDP socket address, or unset.
-fn access_log_addr(vars: &Vars) -> Result<Option<SocketAddr>, ConfigError> {
-    const NAME: &str = "ACCESS_LOG_ADDR";
-    vars.get(NAME)
-        .map(|raw| {
-            raw.trim().parse().map_err(|_| {
-                ConfigError::new(NAME, raw, "a UDP socket address like 127.0.0.1:5140")
-            })
-        })
-        .transpose()
-}
-
 /// `ADMIN_BIND_ADDR`: a socket address other than the public one (the status page shows what
 /// the public must not see: skipped rows, crawler activity).
 /// Beyond loopback it needs `ADMIN_TOKEN`: a DNS-rebinding page or anyone on the network could
@@ -90,29 +68,25 @@ pub(super) fn admin_addr(
     public: SocketAddr,
     has_token: bool,
 ) -> Result<Option<SocketAddr>, ConfigError> {
-    const NAME: &str = "ADMIN_BIND_ADDR";
-    let Some(raw) = vars.get(NAME) else {
+    let Some(addr) = ADMIN_BIND_ADDR.read_optional(vars)? else {
         return Ok(None);
     };
-    let addr: SocketAddr = raw
-        .trim()
-        .parse()
-        .map_err(|_| ConfigError::new(NAME, raw, "a socket address like 127.0.0.1:8081"))?;
+    let refuse = |expected: String| {
+        let raw = vars.get(ADMIN_BIND_ADDR.name).unwrap_or_default();
+        ConfigError::new(ADMIN_BIND_ADDR.name, raw, expected)
+    };
     let overlaps = addr.port() == public.port()
         && (addr.ip() == public.ip() || addr.ip().is_unspecified() || public.ip().is_unspecified());
     if overlaps {
-        return Err(ConfigError::new(
-            NAME,
-            raw,
-            format!("an address other than BIND_ADDR ({public}): the status page is never public"),
-        ));
+        return Err(refuse(format!(
+            "an address other than BIND_ADDR ({public}): the status page is never public"
+        )));
     }
     if !addr.ip().is_loopback() && !has_token {
-        return Err(ConfigError::new(
-            NAME,
-            raw,
+        return Err(refuse(
             "a loopback address like 127.0.0.1:8081, or set ADMIN_TOKEN to require a token \
-             and listen beyond loopback",
+             and listen beyond loopback"
+                .into(),
         ));
     }
     Ok(Some(addr))
@@ -120,6 +94,8 @@ pub(super) fn admin_addr(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn vars(pairs: &[(&str, &str)]) -> Vars {

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use super::{ConfigError, Vars};
 use crate::crawlers::Registry;
 
+pub(super) const CRAWLERS_FILE: &str = "CRAWLERS_FILE";
+
 /// The built-in registry, extended by `CRAWLERS_FILE` when it is set.
 pub(super) fn crawler_registry(vars: &Vars) -> Result<Arc<Registry>, ConfigError> {
-    const NAME: &str = "CRAWLERS_FILE";
-    let Some(path) = vars.get(NAME) else {
+    let Some(path) = vars.get(CRAWLERS_FILE) else {
         return Ok(Arc::new(Registry::builtin()));
     };
     let registry = Registry::with_file(Path::new(path)).map_err(|e| {
@@ -19,7 +20,7 @@ pub(super) fn crawler_registry(vars: &Vars) -> Result<Arc<Registry>, ConfigError
         // The registry's messages start with the file they are about: said once, as the value.
         let origin = format!("{}: ", Path::new(path).display());
         ConfigError {
-            variable: NAME,
+            variable: CRAWLERS_FILE,
             shown: Path::new(path).display().to_string(),
             expected: problem
                 .strip_prefix(&origin)

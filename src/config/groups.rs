@@ -2,7 +2,7 @@
 //! `SITEMAP_GROUPS` for the one site of the variables, `[[site.group]]` tables in the sites
 //! file. Without either, a site has one unnamed group with today's file names.
 
-use super::{is_source_name, SOURCE_EXPECTED};
+use super::settings::{is_source_name, SOURCE_EXPECTED};
 use crate::sitemap::publication::NewsPublication;
 
 /// Most URLs in one news sitemap file (Google's news sitemap rule).

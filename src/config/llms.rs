@@ -3,16 +3,13 @@
 
 use std::sync::Arc;
 
-use super::{parse_with, ConfigError, GroupConfig, GroupKind, SiteConfig, Vars};
+use super::settings::{LLMS_TXT, LLMS_TXT_PER_GROUP};
+use super::{ConfigError, GroupConfig, GroupKind, SiteConfig, Vars};
 use crate::crawlers::Registry;
 use crate::llms::{
-    ai_search_tokens, AiSearchPolicy, GroupLlms, Header, LlmsConfig, DEFAULT_PER_GROUP,
-    UNNAMED_SECTION,
+    ai_search_tokens, AiSearchPolicy, GroupLlms, Header, LlmsConfig, UNNAMED_SECTION,
 };
 use crate::robots::RobotsTxt;
-
-/// Most links per group: the file stays small whatever the groups hold.
-const MAX_PER_GROUP: usize = 1000;
 
 /// What the environment says about llms.txt, for every site.
 #[derive(Debug, Clone)]
@@ -24,29 +21,11 @@ pub(super) struct LlmsEnv {
 }
 
 pub(super) fn llms_env(vars: &Vars) -> Result<LlmsEnv, ConfigError> {
-    let on = parse_with(vars, "LLMS_TXT", "off", "on or off", |v| {
-        match v.to_ascii_lowercase().as_str() {
-            "on" | "true" | "1" => Some(true),
-            "off" | "false" | "0" => Some(false),
-            _ => None,
-        }
-    })?;
-    let per_group = parse_with(
-        vars,
-        "LLMS_TXT_PER_GROUP",
-        &DEFAULT_PER_GROUP.to_string(),
-        &format!("an integer from 1 to {MAX_PER_GROUP}"),
-        |v| {
-            v.parse::<usize>()
-                .ok()
-                .filter(|n| (1..=MAX_PER_GROUP).contains(n))
-        },
-    )?;
     Ok(LlmsEnv {
-        on,
+        on: LLMS_TXT.read(vars)?,
         name: text(vars.get("SITE_NAME")),
         description: text(vars.get("SITE_DESCRIPTION")),
-        per_group,
+        per_group: LLMS_TXT_PER_GROUP.read(vars)?,
     })
 }
 

@@ -3,7 +3,8 @@
 //! Every variable of SPEC.md is read here and nowhere else. A bad value becomes a
 //! [`ConfigError`] whose one-line message names the variable, the value and what was expected;
 //! the binary prints it and exits 2 before listening. Values that may hold a secret
-//! (`DATABASE_URL`) are shown redacted.
+//! (`DATABASE_URL`) are shown redacted. The variables read with a fixed default and parser are
+//! declared once, in [`settings`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ mod groups;
 mod llms;
 mod notify;
 mod robots;
+pub mod settings;
 mod sites_file;
 mod source_database;
 mod sources;
@@ -40,7 +42,6 @@ pub use robots::SiteRobots;
 use sites_file::read_sites_file;
 pub use sites_file::SiteConfig;
 use sources::{base_url, database_url, default_groups};
-use sources::{is_source_name, SOURCE_EXPECTED};
 
 /// A bad or missing setting; its Display is the single line printed before exiting 2.
 #[derive(Debug, thiserror::Error)]
@@ -121,8 +122,6 @@ pub struct Config {
     pub routed_by_host: bool,
     /// `SITEMAP_STYLESHEET`: announce `/sitemap.xsl` in every sitemap and index.
     pub stylesheet: bool,
-    /// `CRAWLERS_FILE`: a crawler registry that extends or overrides the built-in one.
-    pub crawlers_file: Option<PathBuf>,
     /// The crawler registry: the built-in one, extended by `CRAWLERS_FILE`; parsed here once,
     /// and shared by everything that names crawlers.
     pub crawlers: Arc<Registry>,
@@ -165,14 +164,13 @@ impl Vars {
             .filter(|v| !v.is_empty())
     }
 
-    /// `CRAWLERS_FILE` when it names a file that does not exist yet: taken out of the variables
-    /// (the built-in registry is read) and returned, for `crawlers update` to create it.
-    pub fn take_missing_crawlers_file(&mut self) -> Option<PathBuf> {
-        let path = PathBuf::from(self.get("CRAWLERS_FILE")?);
-        if path.exists() {
-            return None;
+    /// `CRAWLERS_FILE`, the file `crawlers update` writes unless told another; one that does not
+    /// exist yet is taken out of the variables (the built-in registry is read instead).
+    pub fn crawlers_file_to_update(&mut self) -> Option<PathBuf> {
+        let path = PathBuf::from(self.get(crawlers::CRAWLERS_FILE)?);
+        if !path.exists() {
+            self.0.remove(crawlers::CRAWLERS_FILE);
         }
-        self.0.remove("CRAWLERS_FILE");
         Some(path)
     }
 }
@@ -196,175 +194,59 @@ impl Config {
         }
     }
 
+    /// Reads every variable, always in this order: of several bad values, the first one is told.
     pub fn from_vars(vars: &Vars, defaults: &Defaults) -> Result<Self, ConfigError> {
-        let bind_addr = parse_with(
-            vars,
-            "BIND_ADDR",
-            "127.0.0.1:8080",
-            "a socket address like 127.0.0.1:8080",
-            |v| v.parse::<SocketAddr>().ok(),
-        )?;
+        let bind_addr = settings::BIND_ADDR.read(vars)?;
         let groups = default_groups(vars)?;
-        let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
-        let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
         let llms = llms::llms_env(vars)?;
         let crawlers = crawlers::crawler_registry(vars)?;
-        let robots = robots::site_robots(vars, &crawlers)?;
-        let sites = match &sites_file {
-            Some(path) => read_sites_file(
-                path,
-                &groups,
-                robots_template.as_ref(),
-                &robots,
-                &llms,
-                &crawlers,
-            )?,
-            None => {
-                let base_url = base_url(vars, defaults, bind_addr)?;
-                vec![SiteConfig {
-                    sitemaps_url: base_url.clone(),
-                    base_url,
-                    groups,
-                    robots_template: robots_template.clone(),
-                    llms: llms::site_llms(&llms, None, None, None),
-                    robots,
-                    source_database_url: None,
-                }]
-            }
-        };
-        let sites =
-            source_database::with_source_databases(vars, sites, &database_url(vars, defaults)?)?;
+        let sites_file = vars.get("SITEMAP_SITES_FILE").map(PathBuf::from);
+        let sites = sites(
+            vars,
+            defaults,
+            bind_addr,
+            sites_file.as_ref(),
+            groups,
+            &llms,
+            &crawlers,
+        )?;
+        let database_url = database_url(vars, defaults)?;
+        let sites = source_database::with_source_databases(vars, sites, &database_url)?;
+        let verify = verify::verify_settings(vars)?;
+        let trusted_proxies = verify::trusted_proxies(vars)?;
+        let public_robots_check = settings::ROBOTS_PUBLIC_CHECK.read(vars)?;
+        let admin_token = AdminToken::from_vars(vars)?;
         Ok(Self {
-            crawlers_file: vars.get("CRAWLERS_FILE").map(PathBuf::from),
             crawlers,
-            verify: verify::verify_settings(vars)?,
-            trusted_proxies: verify::trusted_proxies(vars)?,
-            public_robots_check: parse_with(
-                vars,
-                "ROBOTS_PUBLIC_CHECK",
-                "off",
-                "on or off",
-                |v| match v.to_ascii_lowercase().as_str() {
-                    "on" | "true" | "1" => Some(true),
-                    "off" | "false" | "0" => Some(false),
-                    _ => None,
-                },
-            )?,
-            database_url: database_url(vars, defaults)?,
-            admin_addr: addresses::admin_addr(
-                vars,
-                bind_addr,
-                AdminToken::from_vars(vars)?.is_some(),
-            )?,
-            admin_token: AdminToken::from_vars(vars)?,
+            verify,
+            trusted_proxies,
+            public_robots_check,
+            database_url,
+            admin_addr: addresses::admin_addr(vars, bind_addr, admin_token.is_some())?,
+            admin_token,
             access_log: addresses::access_log(vars)?,
             bind_addr,
-            page_size: parse_with(
-                vars,
-                "SITEMAP_PAGE_SIZE",
-                "50000",
-                "an integer from 1 to 50000",
-                |v| {
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|n| (1..=MAX_URLS_PER_FILE).contains(n))
-                },
-            )?,
-            cache_control: cache::cache_control(vars)?,
+            page_size: settings::SITEMAP_PAGE_SIZE.read(vars)?,
+            cache_control: settings::SITEMAP_CACHE_CONTROL.read(vars)?,
             cache_purge: cache::cache_purge(vars)?,
-            refresh: Duration::from_secs(parse_with(
-                vars,
-                "SITEMAP_REFRESH_SECS",
-                "60",
-                "an integer number of seconds from 1 to 86400",
-                |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
-            )?),
-            environment: parse_with(
-                vars,
-                "SITEMAP_ENV",
-                "production",
-                "production or staging",
-                |v| match v {
-                    "production" => Some(Environment::Production),
-                    "staging" => Some(Environment::Staging),
-                    _ => None,
-                },
-            )?,
+            refresh: settings::SITEMAP_REFRESH_SECS.read(vars)?,
+            environment: settings::SITEMAP_ENV.read(vars)?,
             extra_sitemaps: robots::extra_sitemaps(vars)?,
             check_agents: robots::check_agents(vars)?,
-            max_connections: parse_with(
-                vars,
-                "DATABASE_MAX_CONNECTIONS",
-                "8",
-                "an integer from 1 to 1000",
-                |v| v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n)),
-            )?,
-            log_format: parse_with(vars, "LOG_FORMAT", "text", "text or json", |v| match v {
-                "text" => Some(LogFormat::Text),
-                "json" => Some(LogFormat::Json),
-                _ => None,
-            })?,
-            cache_budget_bytes: parse_with(
-                vars,
-                "SITEMAP_CACHE_MB",
-                "32",
-                "an integer number of MiB from 0 to 65536",
-                |v| {
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|n| *n <= 65_536)
-                        .map(|n| n << 20)
-                },
-            )?,
-            shutdown_grace: seconds(vars, "SHUTDOWN_GRACE_SECS", "30")?,
-            request_timeout: seconds(vars, "REQUEST_TIMEOUT_SECS", "120")?,
-            statement_timeout: seconds(vars, "DATABASE_STATEMENT_TIMEOUT_SECS", "30")?,
-            max_concurrent_requests: parse_with(
-                vars,
-                "MAX_CONCURRENT_REQUESTS",
-                "1024",
-                "an integer from 1 to 100000",
-                |v| {
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|n| (1..=100_000).contains(n))
-                },
-            )?,
-            news_window: Duration::from_secs(parse_with(
-                vars,
-                "SITEMAP_NEWS_WINDOW_SECS",
-                "172800",
-                "an integer number of seconds from 1 to 172800 (48 hours)",
-                |v| v.parse::<u64>().ok().filter(|n| (1..=172_800).contains(n)),
-            )?),
-            feed_size: parse_with(
-                vars,
-                "SITEMAP_FEED_SIZE",
-                "100",
-                "an integer from 0 (no feeds) to 10000",
-                |v| v.parse::<usize>().ok().filter(|n| *n <= 10_000),
-            )?,
+            max_connections: settings::DATABASE_MAX_CONNECTIONS.read(vars)?,
+            log_format: settings::LOG_FORMAT.read(vars)?,
+            cache_budget_bytes: settings::SITEMAP_CACHE_MB.read(vars)?,
+            shutdown_grace: settings::SHUTDOWN_GRACE_SECS.read(vars)?,
+            request_timeout: settings::REQUEST_TIMEOUT_SECS.read(vars)?,
+            statement_timeout: settings::DATABASE_STATEMENT_TIMEOUT_SECS.read(vars)?,
+            max_concurrent_requests: settings::MAX_CONCURRENT_REQUESTS.read(vars)?,
+            news_window: settings::SITEMAP_NEWS_WINDOW_SECS.read(vars)?,
+            feed_size: settings::SITEMAP_FEED_SIZE.read(vars)?,
             routed_by_host: sites_file.is_some(),
             sites,
             notify: notify_config(vars)?,
-            replica_lease: parse_with(vars, "REPLICA_LEASE", "on", "on or off", |v| {
-                match v.to_ascii_lowercase().as_str() {
-                    "on" => Some(true),
-                    "off" => Some(false),
-                    _ => None,
-                }
-            })?,
-            stylesheet: parse_with(
-                vars,
-                "SITEMAP_STYLESHEET",
-                "false",
-                "true or false",
-                |v| match v.to_ascii_lowercase().as_str() {
-                    "true" | "1" => Some(true),
-                    "false" | "0" => Some(false),
-                    _ => None,
-                },
-            )?,
+            replica_lease: settings::REPLICA_LEASE.read(vars)?,
+            stylesheet: settings::SITEMAP_STYLESHEET.read(vars)?,
         })
     }
 
@@ -374,30 +256,39 @@ impl Config {
     }
 }
 
-pub(super) fn parse_with<T>(
+/// Every site served: those of SITEMAP_SITES_FILE, else the one of SITEMAP_BASE_URL; each with
+/// the environment's groups, ROBOTS_TEMPLATE, robots settings and llms.txt unless it has its own.
+fn sites(
     vars: &Vars,
-    name: &'static str,
-    default: &str,
-    expected: &str,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Result<T, ConfigError> {
-    let value = vars.get(name).unwrap_or(default).trim();
-    parse(value).ok_or_else(|| ConfigError::new(name, value, expected))
-}
-
-fn seconds(vars: &Vars, name: &'static str, default: &str) -> Result<Duration, ConfigError> {
-    parse_with(
-        vars,
-        name,
-        default,
-        "an integer number of seconds from 1 to 3600",
-        |v| {
-            v.parse::<u64>()
-                .ok()
-                .filter(|n| (1..=3600).contains(n))
-                .map(Duration::from_secs)
-        },
-    )
+    defaults: &Defaults,
+    bind_addr: SocketAddr,
+    sites_file: Option<&PathBuf>,
+    groups: Vec<GroupConfig>,
+    llms: &llms::LlmsEnv,
+    crawlers: &Registry,
+) -> Result<Vec<SiteConfig>, ConfigError> {
+    let robots_template = vars.get("ROBOTS_TEMPLATE").map(PathBuf::from);
+    let robots = robots::site_robots(vars, crawlers)?;
+    if let Some(path) = sites_file {
+        return read_sites_file(
+            path,
+            &groups,
+            robots_template.as_ref(),
+            &robots,
+            llms,
+            crawlers,
+        );
+    }
+    let base_url = base_url(vars, defaults, bind_addr)?;
+    Ok(vec![SiteConfig {
+        sitemaps_url: base_url.clone(),
+        base_url,
+        groups,
+        robots_template,
+        llms: llms::site_llms(llms, None, None, None),
+        robots,
+        source_database_url: None,
+    }])
 }
 
 /// The items of a comma-separated setting, trimmed, empty ones left out.

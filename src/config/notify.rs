@@ -1,11 +1,10 @@
 //! Change notification settings: `INDEXNOW_KEY`, `INDEXNOW_ENDPOINT`, `INDEXNOW_INTERVAL_SECS`
 //! and `SITEMAP_PING_URL`, parsed into the types the notifier uses.
 
-use std::time::Duration;
-
 use url::Url;
 
-use super::{parse_with, ConfigError, Vars};
+use super::settings::INDEXNOW_INTERVAL_SECS;
+use super::{ConfigError, Vars};
 use crate::notify::{IndexNowConfig, IndexNowKey, NotifyConfig, PingTemplate};
 use crate::store::database_url::redact_password;
 
@@ -16,13 +15,7 @@ pub(super) fn notify_config(vars: &Vars) -> Result<NotifyConfig, ConfigError> {
     Ok(NotifyConfig {
         indexnow: indexnow_config(vars)?,
         ping: ping_template(vars)?,
-        interval: Duration::from_secs(parse_with(
-            vars,
-            "INDEXNOW_INTERVAL_SECS",
-            "60",
-            "an integer number of seconds from 1 to 86400",
-            |v| v.parse::<u64>().ok().filter(|n| (1..=86_400).contains(n)),
-        )?),
+        interval: INDEXNOW_INTERVAL_SECS.read(vars)?,
     })
 }
 

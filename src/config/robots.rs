@@ -7,6 +7,7 @@ use crate::robots::{ContentSignal, LicenseSetting, LicenseTerms, Policy, CONTENT
 
 use url::Url;
 
+use super::settings::{ROBOTS_CONTENT_SIGNAL, ROBOTS_LICENSE};
 use super::{split_list, ConfigError, Vars};
 
 /// What the site's robots.txt adds to its template.
@@ -31,7 +32,6 @@ pub(super) struct RobotsEntry {
 /// otherwise.
 pub(super) fn site_robots(vars: &Vars, registry: &Registry) -> Result<SiteRobots, ConfigError> {
     const POLICY: &str = "ROBOTS_POLICY";
-    const SIGNAL: &str = "ROBOTS_CONTENT_SIGNAL";
     let policy = match vars.get(POLICY) {
         None => None,
         Some(raw) => {
@@ -48,14 +48,11 @@ pub(super) fn site_robots(vars: &Vars, registry: &Registry) -> Result<SiteRobots
             Some(policy)
         }
     };
-    let content_signal = match vars.get(SIGNAL) {
-        None => ContentSignal::Derived,
-        Some(raw) => ContentSignal::parse(raw)
-            .ok_or_else(|| ConfigError::new(SIGNAL, raw, CONTENT_SIGNAL_EXPECTED))?,
-    };
     Ok(SiteRobots {
         policy,
-        content_signal,
+        content_signal: ROBOTS_CONTENT_SIGNAL
+            .read_optional(vars)?
+            .unwrap_or(ContentSignal::Derived),
         license: license(vars)?,
     })
 }
@@ -64,11 +61,8 @@ pub(super) fn site_robots(vars: &Vars, registry: &Registry) -> Result<SiteRobots
 /// `ROBOTS_LICENSE_PAYMENT` (http(s) URLs) and `ROBOTS_LICENSE_CONTACT` (an e-mail address or
 /// an http(s) URL).
 fn license(vars: &Vars) -> Result<LicenseSetting, ConfigError> {
-    const NAME: &str = "ROBOTS_LICENSE";
-    match vars.get(NAME).map(str::trim) {
-        None | Some("on") => {}
-        Some("off") => return Ok(LicenseSetting::Off),
-        Some(other) => return Err(ConfigError::new(NAME, other, "on or off")),
+    if !ROBOTS_LICENSE.read(vars)? {
+        return Ok(LicenseSetting::Off);
     }
     let url = |name: &'static str| -> Result<Option<String>, ConfigError> {
         let Some(raw) = vars.get(name) else {

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use super::groups::{check_group, GroupConfig, GroupKind};
 use super::robots::{with_entry, RobotsEntry, SiteRobots};
-use super::{is_source_name, BaseUrl, ConfigError, MAX_URLS_PER_FILE, SOURCE_EXPECTED};
+use super::settings::{is_source_name, SOURCE_EXPECTED};
+use super::{BaseUrl, ConfigError, MAX_URLS_PER_FILE};
 use crate::crawlers::registry::Registry;
 use crate::sitemap::publication::{is_news_language, NewsPublication};
 

@@ -348,13 +348,92 @@ fn a_crawlers_file_yet_to_be_made_is_left_to_crawlers_update() {
         ("SITEMAP_BASE_URL", "https://e.com"),
         ("CRAWLERS_FILE", path),
     ]);
-    assert_eq!(vars.take_missing_crawlers_file(), Some(missing.clone()));
-    let cfg = Config::from_vars(&vars, &Defaults::default()).unwrap();
-    assert_eq!(cfg.crawlers_file, None);
+    assert_eq!(vars.crawlers_file_to_update(), Some(missing.clone()));
+    assert_eq!(
+        vars.get("CRAWLERS_FILE"),
+        None,
+        "the built-in registry is read"
+    );
+    Config::from_vars(&vars, &Defaults::default()).unwrap();
     std::fs::write(&missing, "").unwrap();
     let mut vars = Vars::from_pairs([
         ("SITEMAP_BASE_URL", "https://e.com"),
         ("CRAWLERS_FILE", path),
     ]);
-    assert_eq!(vars.take_missing_crawlers_file(), None);
+    assert_eq!(vars.crawlers_file_to_update(), Some(missing.clone()));
+    assert_eq!(
+        vars.get("CRAWLERS_FILE"),
+        Some(path),
+        "the registry reads it"
+    );
+}
+
+#[test]
+fn every_declared_setting_is_in_the_list_of_settings() {
+    let source = include_str!("settings.rs");
+    let mut declared: Vec<&str> = source
+        .split("    name: \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    let mut listed: Vec<&str> = settings::ALL.iter().map(|(name, _)| *name).collect();
+    declared.sort_unstable();
+    listed.sort_unstable();
+    assert!(declared.len() > 20, "{declared:?}");
+    assert_eq!(declared, listed);
+    listed.dedup();
+    assert_eq!(listed.len(), settings::ALL.len(), "a setting listed twice");
+}
+
+#[test]
+fn each_switch_takes_the_words_it_always_took() {
+    fn read(setting: &settings::Setting<bool>, value: &str) -> Option<bool> {
+        setting
+            .read(&Vars::from_pairs([(setting.name, value)]))
+            .ok()
+    }
+    for setting in [&settings::CRAWLER_VERIFY, &settings::ROBOTS_LICENSE] {
+        assert_eq!(read(setting, " off "), Some(false));
+        assert_eq!(read(setting, "on"), Some(true));
+        assert_eq!(read(setting, "ON"), None);
+        assert_eq!(read(setting, "true"), None);
+    }
+    assert_eq!(read(&settings::REPLICA_LEASE, "Off"), Some(false));
+    assert_eq!(read(&settings::REPLICA_LEASE, "ON"), Some(true));
+    assert_eq!(read(&settings::REPLICA_LEASE, "1"), None);
+    for setting in [&settings::LLMS_TXT, &settings::ROBOTS_PUBLIC_CHECK] {
+        for (on, off) in [("On", "OFF"), ("TRUE", "false"), ("1", "0")] {
+            assert_eq!(read(setting, on), Some(true), "{on}");
+            assert_eq!(read(setting, off), Some(false), "{off}");
+        }
+        assert_eq!(read(setting, "yes"), None);
+    }
+    assert_eq!(read(&settings::SITEMAP_STYLESHEET, "1"), Some(true));
+    assert_eq!(read(&settings::SITEMAP_STYLESHEET, "False"), Some(false));
+    assert_eq!(read(&settings::SITEMAP_STYLESHEET, "on"), None);
+}
+
+#[test]
+fn a_refused_value_is_shown_trimmed_unless_its_variable_has_no_default() {
+    let vars = Vars::from_pairs([("SITEMAP_FEED_SIZE", " many "), ("DNS_SERVER", " dns ")]);
+    assert_eq!(
+        settings::SITEMAP_FEED_SIZE
+            .read(&vars)
+            .unwrap_err()
+            .to_string(),
+        "SITEMAP_FEED_SIZE=\"many\": an integer from 0 (no feeds) to 10000"
+    );
+    assert_eq!(
+        settings::DNS_SERVER
+            .read_optional(&vars)
+            .unwrap_err()
+            .to_string(),
+        "DNS_SERVER=\" dns \": an IP address, with a port or not"
+    );
+    assert_eq!(
+        settings::DNS_SERVER
+            .read_optional(&Vars::from_pairs([]))
+            .unwrap(),
+        None
+    );
 }

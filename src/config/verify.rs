@@ -1,36 +1,18 @@
 //! Crawler verification's settings: `CRAWLER_VERIFY`, `DNS_SERVER` and `TRUSTED_PROXIES`.
 
-use std::net::{IpAddr, SocketAddr};
-
 use ipnet::IpNet;
 
+use super::settings::{CRAWLER_VERIFY, DNS_SERVER};
 use super::{ConfigError, Vars};
 use crate::verify::VerifySettings;
 
 /// `CRAWLER_VERIFY` (`on` by default, or `off`) and `DNS_SERVER` (an address, port 53 unless
 /// given; unset: the system's resolver).
 pub fn verify_settings(vars: &Vars) -> Result<VerifySettings, ConfigError> {
-    const VERIFY: &str = "CRAWLER_VERIFY";
-    let on = match vars.get(VERIFY).map(str::trim) {
-        None | Some("on") => true,
-        Some("off") => false,
-        Some(other) => return Err(ConfigError::new(VERIFY, other, "on or off")),
-    };
-    const DNS: &str = "DNS_SERVER";
-    let dns_server = vars
-        .get(DNS)
-        .map(|raw| {
-            dns_server(raw.trim())
-                .ok_or_else(|| ConfigError::new(DNS, raw, "an IP address, with a port or not"))
-        })
-        .transpose()?;
-    Ok(VerifySettings { on, dns_server })
-}
-
-fn dns_server(raw: &str) -> Option<SocketAddr> {
-    raw.parse::<SocketAddr>()
-        .ok()
-        .or_else(|| raw.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, 53)))
+    Ok(VerifySettings {
+        on: CRAWLER_VERIFY.read(vars)?,
+        dns_server: DNS_SERVER.read_optional(vars)?,
+    })
 }
 
 /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs (default `127.0.0.1,::1`).
@@ -40,6 +22,8 @@ pub fn trusted_proxies(vars: &Vars) -> Result<Vec<IpNet>, ConfigError> {
 
 #[cfg(test)]
 mod tests {
+    use std::net::IpAddr;
+
     use super::*;
 
     fn vars(pairs: &[(&str, &str)]) -> Vars {

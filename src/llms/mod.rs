@@ -30,8 +30,6 @@ pub fn described_by(path: &str) -> String {
 }
 /// Title of the unnamed group's section.
 pub const UNNAMED_SECTION: &str = "Pages";
-/// `LLMS_TXT_PER_GROUP` by default.
-pub const DEFAULT_PER_GROUP: usize = 50;
 /// Most reads per sweep for a section's rows: 2N + 50 rows, then four times as many each
 /// round, as the feeds read (rows skipped or disallowed for `ai-search` do not count).
 const READ_ROUNDS: usize = 4;

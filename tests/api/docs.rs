@@ -1,7 +1,7 @@
 //! The documentation holds together: README.md stays short, every relative link of README.md and
 //! docs/ leads to a file (and heading) that exists, every docs page is reachable from
 //! docs/README.md, and every variable of the contract's tables and of the configuration code is
-//! in the configuration reference.
+//! in the configuration reference, with the default the code declares.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -296,5 +296,46 @@ fn every_variable_the_configuration_reads_is_in_the_configuration_reference() {
     assert!(
         missing.is_empty(),
         "read in src/config, not in docs/reference.md: {missing:?}"
+    );
+}
+
+/// The default cell of the configuration reference's row of `variable`, if it has a row.
+fn documented_default(variable: &str) -> Option<String> {
+    let name = format!("`{variable}`");
+    read(&root().join("docs/reference.md"))
+        .lines()
+        .filter_map(|line| line.strip_prefix("| "))
+        .map(|row| row.split(" | ").collect::<Vec<_>>())
+        .find(|cells| cells[0].contains(&name))
+        .and_then(|cells| cells.get(1).map(|cell| cell.to_string()))
+}
+
+#[test]
+fn every_declared_default_is_the_one_the_configuration_reference_gives() {
+    let settings = sitemapd::config::settings::ALL;
+    assert!(settings
+        .iter()
+        .any(|(name, _)| *name == "SITEMAP_PAGE_SIZE"));
+    let mut wrong = Vec::new();
+    for (name, default) in settings {
+        let Some(documented) = documented_default(name) else {
+            wrong.push(format!("{name}: no row"));
+            continue;
+        };
+        // A default is the cell's first code span; a variable without one has none there.
+        let agrees = match default {
+            Some(default) => documented.starts_with(&format!("`{default}`")),
+            None => !documented.starts_with('`'),
+        };
+        if !agrees {
+            wrong.push(format!(
+                "{name}: {default:?} in the code, {documented:?} documented"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "declared in src/config/settings.rs, documented otherwise in docs/reference.md:\n{}",
+        wrong.join("\n")
     );
 }

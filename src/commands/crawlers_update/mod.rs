@@ -67,11 +67,8 @@ pub async fn crawlers_update(
     out: Option<&Path>,
 ) -> Result<i32, StartError> {
     let source = from.unwrap_or(DEFAULT_SOURCE);
-    let out = out
-        .map(Path::to_path_buf)
-        .or_else(|| config.crawlers_file.clone())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
-    match update(config, source, &out).await {
+    let out = out.unwrap_or(Path::new(DEFAULT_OUT));
+    match update(config, source, out).await {
         Ok(()) => Ok(0),
         Err(e) => {
             eprintln!("sitemapd: crawlers update: {}", crate::error::Chain(&e));
