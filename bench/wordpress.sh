@@ -233,7 +233,8 @@ done
 edit_post() { # edit_post N: the Nth edit of the stream
   local from=$((N_FIRST + ($1 * 104047) % (N_LAST - N_FIRST)))
   sql "$WDB" <<SQL
-SET @id = (SELECT MIN(ID) FROM wp_posts WHERE ID >= $from AND post_type = 'post');
+SET @id = (SELECT ID FROM wp_posts FORCE INDEX (PRIMARY) WHERE ID >= $from AND post_type = 'post'
+  ORDER BY ID LIMIT 1);
 UPDATE wp_posts SET post_modified_gmt = UTC_TIMESTAMP() - INTERVAL 1 HOUR + INTERVAL $1 SECOND,
   post_modified = NOW() - INTERVAL 1 HOUR WHERE ID = @id;
 INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
