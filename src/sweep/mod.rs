@@ -36,10 +36,8 @@ use tokio::sync::Mutex;
 use crate::metrics::SweepMetrics;
 use crate::notify::Notifier;
 use crate::site::{
-    Group, Layout, Readiness, Snapshot, Stale, StaleReports, ROBOTS_FILE, ROBOTS_RULES_FILE,
-    SETTINGS_FILE,
+    Group, Layout, Readiness, Snapshot, Stale, StaleReports, ROBOTS_RULES_FILE, SETTINGS_FILE,
 };
-use crate::sitemap::Fingerprint;
 use crate::store::{Change, Logged, SavedState, StoreError};
 pub use announce::register_removed_reader;
 use changed::Changed;
@@ -290,38 +288,12 @@ impl Sweeper {
             let feeds = feeds::read(&self.group, current.feeds.as_ref(), reread).await?;
             changed.keep_summaries(&mut measured, &current.layout);
             let measured = self.compact(measured, news_at, now).await?;
-            let mut whole_files = vec![
-                WholeFile {
-                    name: ROBOTS_FILE,
-                    fingerprint: current.robots.validators.fingerprint,
-                },
-                WholeFile {
-                    name: SETTINGS_FILE,
-                    fingerprint: self.group.settings.fingerprint,
-                },
-                WholeFile {
-                    name: ROBOTS_RULES_FILE,
-                    fingerprint: self.group.robots_rules,
-                },
-            ];
-            if let Some(feeds) = &feeds {
-                whole_files.extend([
-                    WholeFile {
-                        name: crate::files::FEED_ATOM,
-                        fingerprint: Fingerprint::of(&feeds.atom),
-                    },
-                    WholeFile {
-                        name: crate::files::FEED_RSS,
-                        fingerprint: Fingerprint::of(&feeds.rss),
-                    },
-                ]);
-            }
-            if let Some((_, fingerprint)) = &llms {
-                whole_files.push(WholeFile {
-                    name: crate::files::LLMS,
-                    fingerprint: *fingerprint,
-                });
-            }
+            let whole_files = WholeFile::of_group(
+                &self.group,
+                current.robots.validators.fingerprint,
+                feeds.as_ref(),
+                llms.as_ref().map(|(_, fingerprint)| *fingerprint),
+            );
             let proposal = Proposal {
                 layout: measured,
                 whole_files,
@@ -342,28 +314,10 @@ impl Sweeper {
                     };
                     self.install_saved(next, save);
                     report_skips(&current, &self.group.snapshot());
-                    if index_changed {
-                        announce::index_changed(&self.group, &self.notifier).await;
-                    }
-                    announce::left_view(
-                        &self.group,
-                        &self.notifier,
-                        (&current.layout, files, &patched_ids),
-                        &self.listed_known,
-                    )
-                    .await;
-                    if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
-                        announce::robots_rules_changed(&self.group, &self.notifier).await;
-                    }
+                    self.announce_saved(index_changed, (&current.layout, files, &patched_ids))
+                        .await;
                     // Files laid out anew have no summary yet: the next refresh takes them.
-                    let summarised = self
-                        .group
-                        .snapshot()
-                        .layout
-                        .pages()
-                        .iter()
-                        .all(|p| p.summary.is_some());
-                    if summarised {
+                    if !self.has_unsummarised_files() {
                         completed(self);
                     }
                     return Ok(());
@@ -463,6 +417,32 @@ pub(super) fn made_under(stored: &SavedState, group: &Group) -> bool {
 }
 
 /// Says in the log when the set of skipped rows changes; `sitemapd check` lists examples.
+impl Sweeper {
+    /// Tells who should know what a saved sweep changed: the index's new date, the URLs that
+    /// left a view (of the files read whole and the ids patched, as they were `before`), the
+    /// robots rules the files were made under.
+    async fn announce_saved(
+        &self,
+        index_changed: bool,
+        read: (&Layout, &[usize], &[crate::store::IdRange]),
+    ) {
+        if index_changed {
+            announce::index_changed(&self.group, &self.notifier).await;
+        }
+        announce::left_view(&self.group, &self.notifier, read, &self.listed_known).await;
+        if self.robots_rules_changed.swap(false, Ordering::Relaxed) {
+            announce::robots_rules_changed(&self.group, &self.notifier).await;
+        }
+    }
+
+    /// Whether a file is served with no database summary of its rows yet (laid out anew,
+    /// patched): the next full sweep reads it, or takes its summary.
+    fn has_unsummarised_files(&self) -> bool {
+        let snapshot = self.group.snapshot();
+        snapshot.layout.pages().iter().any(|p| p.summary.is_none())
+    }
+}
+
 fn report_skips(before: &Snapshot, after: &Snapshot) {
     let (old, new) = (before.layout.skipped(), after.layout.skipped());
     if old != new && new.total() > 0 {

@@ -345,11 +345,6 @@ impl Sweeper {
         }
     }
 
-    fn has_unsummarised_files(&self) -> bool {
-        let snapshot = self.group.snapshot();
-        snapshot.layout.pages().iter().any(|p| p.summary.is_none())
-    }
-
     /// The group's source definition, when the database can tell it.
     async fn source_definition(&self) -> Option<String> {
         let group = &self.group;

@@ -2,7 +2,10 @@
 //! change keeps its stored time; a changed one gets now, but always after its stored time, so
 //! `If-Modified-Since` can never hide a change. Pure: the store only compares and writes.
 
-use crate::site::{Group, Layout, INDEX_FILE};
+use crate::files::{FEED_ATOM, FEED_RSS, LLMS};
+use crate::site::{
+    FeedBodies, Group, Layout, INDEX_FILE, ROBOTS_FILE, ROBOTS_RULES_FILE, SETTINGS_FILE,
+};
 use crate::sitemap::Fingerprint;
 use crate::store::{FileRecord, SavedState};
 
@@ -11,6 +14,30 @@ use crate::store::{FileRecord, SavedState};
 pub struct WholeFile {
     pub name: &'static str,
     pub fingerprint: Fingerprint,
+}
+
+impl WholeFile {
+    /// The whole files a sweep of `group` stores: robots.txt (`robots`), the settings and the
+    /// robots rules the files were made under, the feeds and llms.txt where the group has them.
+    pub fn of_group(
+        group: &Group,
+        robots: Fingerprint,
+        feeds: Option<&FeedBodies>,
+        llms: Option<Fingerprint>,
+    ) -> Vec<Self> {
+        let file = |name, fingerprint| Self { name, fingerprint };
+        let mut files = vec![
+            file(ROBOTS_FILE, robots),
+            file(SETTINGS_FILE, group.settings.fingerprint),
+            file(ROBOTS_RULES_FILE, group.robots_rules),
+        ];
+        if let Some(feeds) = feeds {
+            files.push(file(FEED_ATOM, Fingerprint::of(&feeds.atom)));
+            files.push(file(FEED_RSS, Fingerprint::of(&feeds.rss)));
+        }
+        files.extend(llms.map(|fingerprint| file(LLMS, fingerprint)));
+        files
+    }
 }
 
 /// What a sweep measured, before it is dated against what is stored.
